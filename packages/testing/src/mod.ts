@@ -1,0 +1,2 @@
+export { freePort, startInfra, type Infra, type InfraKind } from './infra.js';
+export { testScope, uniqueName, type TestScope } from './scope.js';
