@@ -30,6 +30,7 @@ export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/generated/**', '**/.turbo/**', '.local/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
+  importX.flatConfigs.typescript,
   {
     languageOptions: {
       parserOptions: {
