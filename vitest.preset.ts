@@ -17,10 +17,12 @@ export function toolplaneVitestConfig(options: ToolplaneVitestOptions = {}): Vit
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       environment: 'node',
+      passWithNoTests: true,
       testTimeout: 30_000,
       hookTimeout: 120_000,
       globalSetup: options.infra ? [path.join(import.meta.dirname, 'packages/testing/src/global-setup.ts')] : [],
-      reporters: ['default'],
+      // The JSON report feeds the suite's closing line (infra/ci/run-tests.mjs).
+      reporters: ['default', ['json', { outputFile: path.join(import.meta.dirname, '.local/test-results', `${path.basename(process.cwd())}.json`) }]],
     },
   });
 }

@@ -1,0 +1,16 @@
+# One image for all six services; docker-compose.yml picks the service with its command.
+FROM node:20.19-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json turbo.json tsconfig.json tsconfig.base.json ./
+COPY packages ./packages
+COPY services ./services
+COPY test/package.json ./test/package.json
+RUN npm ci --no-audit --no-fund
+RUN npx turbo run build --output-logs=errors-only && npm prune --omit=dev
+
+FROM node:20.19-bookworm-slim
+ENV NODE_ENV=production HTTP_HOST=0.0.0.0
+WORKDIR /app
+COPY --from=build /app /app
+USER node
+CMD ["node", "services/registry/dist/main.js"]

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/** A configuration problem, reported by a service as one line naming the setting. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const natsSchemes = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
+const mongoSchemes = new Set(['mongodb:', 'mongodb+srv:']);
+
+function urlList(schemes: Set<string>, example: string) {
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? `is missing (e.g. ${example})` : `must be a string`) })
+    .trim()
+    .min(1, `is empty (e.g. ${example})`)
+    .refine(
+      (value) =>
+        value.split(',').every((part) => {
+          try {
+            return schemes.has(new URL(part.trim()).protocol);
+          } catch {
+            return false;
+          }
+        }),
+      { error: `must be a ${[...schemes].map((s) => `${s}//`).join(' or ')} URL (e.g. ${example})` },
+    );
+}
+
+/** NATS_URL: one or more comma-separated nats:// (or tls://, ws://, wss://) server URLs. */
+export const natsUrlSetting = urlList(natsSchemes, 'nats://127.0.0.1:4222');
+/** MONGODB_URL: a mongodb:// or mongodb+srv:// connection string. */
+export const mongoUrlSetting = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is missing (e.g. mongodb://127.0.0.1:27017)' : 'must be a string') })
+  .trim()
+  .refine((value) => [...mongoSchemes].some((scheme) => value.startsWith(`${scheme}//`)), {
+    error: 'must be a mongodb:// or mongodb+srv:// URL (e.g. mongodb://127.0.0.1:27017)',
+  });
+
+/** A TCP port number given as a string in the environment. */
+export function portSetting(defaultPort: number) {
+  return z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a whole port number')
+    .min(0, 'must be between 0 and 65535')
+    .max(65535, 'must be between 0 and 65535')
+    .default(defaultPort);
+}
+
+/** A positive duration in milliseconds given as a string in the environment. */
+export function millisecondsSetting(defaultMs: number) {
+  return z.coerce.number({ error: 'must be a number of milliseconds' }).int('must be whole milliseconds').positive('must be positive').default(defaultMs);
+}
+
+/** The settings every Toolplane service reads from its environment. */
+export function baseServiceConfig(defaults: { httpPort: number }) {
+  return z.object({
+    NATS_URL: natsUrlSetting,
+    MONGODB_URL: mongoUrlSetting,
+    MONGODB_DATABASE: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be 1-63 letters, digits, _ or -')
+      .default('toolplane'),
+    HTTP_HOST: z.string().min(1, 'is empty').default('127.0.0.1'),
+    HTTP_PORT: portSetting(defaults.httpPort),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+    SHUTDOWN_TIMEOUT_MS: millisecondsSetting(10_000),
+    INSTANCE_ID: z.string().min(1).optional(),
+  });
+}
+
+/** The parsed settings every service has. */
+export type BaseServiceConfig = z.infer<ReturnType<typeof baseServiceConfig>>;
+
+/**
+ * Parses a service's settings from its environment. On failure throws a ConfigError whose message is one
+ * line naming the first bad setting, e.g. `NATS_URL is missing (e.g. nats://127.0.0.1:4222)`.
+ */
+export function loadConfig<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.infer<T> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data as z.infer<T>;
+  const issue = result.error.issues[0];
+  const setting = issue?.path.map(String).join('.') || 'configuration';
+  throw new ConfigError(`${setting} ${issue?.message ?? 'is invalid'}`);
+}
