@@ -15,5 +15,6 @@ export const DeadLetter = z
     headers: z.record(z.string(), z.array(z.string())).optional(),
     deadLetteredAt: z.iso.datetime(),
   })
-  .strict();
+  .strict()
+  .meta({ description: 'A message a consumer gave up on, published to tp.v1.dlq.{stream}.{consumer}.' });
 export type DeadLetter = z.infer<typeof DeadLetter>;

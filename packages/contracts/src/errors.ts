@@ -35,6 +35,22 @@ export const WireError = z
   .strict();
 export type WireError = z.infer<typeof WireError>;
 
+/**
+ * A failure as recorded in receipts and lifecycle events: a WireError without free-form `details` (which could
+ * carry arguments or results, and whose keys could not be stored), plus the provider's own error type, so
+ * diagnostics keep what the provider said.
+ */
+export const ToolFailure = z
+  .object({
+    code: ErrorCode,
+    message: z.string().max(4096),
+    retryable: z.boolean(),
+    /** The provider's error kind, for example `JsonRpcError(-32603)`, `HttpStatus(503)`, `ToolResultIsError`. */
+    providerErrorType: z.string().min(1).max(256).optional(),
+  })
+  .strict();
+export type ToolFailure = z.infer<typeof ToolFailure>;
+
 /** Whether an error with this code may be retried as it is. */
 export function isRetryable(code: ErrorCode): boolean {
   return errorCatalog[code].retryable;

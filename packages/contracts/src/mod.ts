@@ -1,3 +1,115 @@
+// The public entry of @toolplane/contracts: every v1 wire message and stored document, the subject map, the
+// stream definitions, canonical JSON and hashing, and the error taxonomy.
+export { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, Approvers } from './approval-events.js';
+export { Approval } from './approval-document.js';
+export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
+export {
+  IdempotencySemantics,
+  RiskClass,
+  SandboxKind,
+  SideEffectClass,
+  ToolKind,
+  compareRiskClasses,
+  compareSideEffectClasses,
+  raiseSideEffectClass,
+} from './classification.js';
 export { DeadLetter } from './dead-letter.js';
-export { ErrorCode, WireError, ToolplaneError, errorCatalog, fromWireError, hasErrorCode, isRetryable, toWireError } from './errors.js';
+export { ErrorCode, ToolFailure, ToolplaneError, WireError, errorCatalog, fromWireError, hasErrorCode, isRetryable, toWireError } from './errors.js';
+export { ApprovalEventMetadata, EventMetadata, InvocationEventMetadata } from './event-metadata.js';
+export {
+  InvocationDenied,
+  InvocationReceived,
+  PipelineStage,
+  SandboxLeased,
+  SandboxReleased,
+  ToolCallCancelled,
+  ToolCallCompleted,
+  ToolCallFailed,
+  ToolCallStarted,
+  ToolEffectUncertain,
+} from './invocation-events.js';
+export { InvocationReceipt, ReceiptSignature, UnsignedInvocationReceipt, receiptSigningInput } from './invocation-receipt.js';
+export { InvocationRequest, invocationRequestMsgId } from './invocation-request.js';
+export { InvocationReply, InvocationResult, InvocationStatus, invocationStatusByState } from './invocation-result.js';
+export { jsonProblem } from './json.js';
+export {
+  ApprovalEvent,
+  EventFamily,
+  InvocationEvent,
+  LifecycleEvent,
+  RegistryEvent,
+  SecretEvent,
+  eventFamilyOf,
+  eventMsgId,
+  eventTypesByFamily,
+  isEventType,
+  type EventType,
+} from './lifecycle-event.js';
+export {
+  HEADER_ALLOWANCE_BYTES,
+  MAX_EVENT_BYTES,
+  MAX_INVOCATION_TIMEOUT_MS,
+  MAX_JSON_DEPTH,
+  MAX_MESSAGE_BYTES,
+  MAX_REQUEST_BYTES,
+  MAX_RESULT_BYTES,
+} from './limits.js';
+export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
+export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer } from './mcp-server-document.js';
+export {
+  AgentRevision,
+  ConnectionRef,
+  DurationMs,
+  EventId,
+  ExternalId,
+  IdempotencyKey,
+  InvocationId,
+  IsoDateTime,
+  JsonObject,
+  PrincipalId,
+  SUBJECT_TOKEN_PATTERN,
+  Scope,
+  Sha256Hex,
+  TenantId,
+  ToolCallId,
+  ToolId,
+  ToolVersion,
+  Uuid,
+  WorkspaceId,
+  boundedText,
+} from './primitives.js';
+export {
+  DescriptorRetirementReason,
+  McpCapabilitiesDiscovered,
+  McpServerRegistered,
+  McpServerStateChanged,
+  McpToolDefinitionChanged,
+  ToolDescriptorActivated,
+  ToolDescriptorRetired,
+} from './registry-events.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';
+export { SecretLeaseDenied, SecretLeased } from './secret-events.js';
+export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
+export { streams, type StreamDefinition } from './streams.js';
+export {
+  CommandService,
+  SUBJECT_PREFIX,
+  commandFilter,
+  commandSubject,
+  deadLetterFilter,
+  deadLetterSubject,
+  eventFilter,
+  eventSubject,
+  invocationReplySubject,
+  invocationRequestFilter,
+  invocationRequestSubject,
+  parseSubject,
+  scopeOfSubject,
+  subjectFiltersOverlap,
+  subjectOfEvent,
+  type ParsedSubject,
+  type ScopeFilter,
+} from './subjects.js';
+export { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
+export { ToolInvocation } from './tool-invocation-document.js';
+export { wireSchemas, type WireMessageName } from './wire-schemas.js';

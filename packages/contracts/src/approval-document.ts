@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { Approvers } from './approval-events.js';
+import { RiskClass, SideEffectClass } from './classification.js';
+import { AgentRevision, ExternalId, InvocationId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolCallId, ToolId, ToolVersion, Uuid, WorkspaceId, boundedText } from './primitives.js';
+import { ApprovalState } from './states.js';
+
+/**
+ * One approval (collection `approvals`): lets exactly one invocation, identified by its request hash, of exactly
+ * one tool version run, once. Decided by an authorised human other than the requester, before it expires.
+ */
+export const Approval = z.object({
+  approvalId: Uuid,
+  tenant: TenantId,
+  workspace: WorkspaceId,
+  invocationId: InvocationId,
+  toolCallId: ToolCallId,
+  toolId: ToolId,
+  toolVersion: ToolVersion,
+  requestHash: Sha256Hex,
+  sideEffectClass: SideEffectClass,
+  riskClass: RiskClass,
+  summary: boundedText(2000),
+  /** The principal on whose behalf the invocation runs; never its decider. */
+  requestedBy: PrincipalId,
+  agentId: ExternalId.optional(),
+  agentRevision: AgentRevision.optional(),
+  approvers: Approvers,
+  state: ApprovalState,
+  requestedAt: IsoDateTime,
+  expiresAt: IsoDateTime,
+  decidedBy: PrincipalId.optional(),
+  decidedAt: IsoDateTime.optional(),
+  reason: boundedText(1024).optional(),
+  consumedAt: IsoDateTime.optional(),
+  correlationId: ExternalId,
+  flowRunId: ExternalId.optional(),
+  workItemId: ExternalId.optional(),
+  updatedAt: IsoDateTime,
+  /** Incremented by every transition; the compare-and-set guard. */
+  version: z.number().int().positive(),
+});
+export type Approval = z.infer<typeof Approval>;

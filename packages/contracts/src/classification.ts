@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/**
+ * What a tool call may do to the world, in increasing order of power: each class may do what the ones before
+ * it may, so the effective class of a call is the highest of its declared class and whatever environment or
+ * policy adds. It can be raised, never lowered.
+ */
+export const SideEffectClass = z.enum(['READ', 'WRITE', 'DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED']);
+export type SideEffectClass = z.infer<typeof SideEffectClass>;
+
+/** Orders two side-effect classes: negative when `a` is weaker than `b`, zero when equal, positive when stronger. */
+export function compareSideEffectClasses(a: SideEffectClass, b: SideEffectClass): number {
+  return SideEffectClass.options.indexOf(a) - SideEffectClass.options.indexOf(b);
+}
+
+/** The effective class: the strongest of the declared class and every raise; never weaker than `declared`. */
+export function raiseSideEffectClass(declared: SideEffectClass, ...raises: readonly (SideEffectClass | undefined)[]): SideEffectClass {
+  let effective = declared;
+  for (const raise of raises) {
+    if (raise !== undefined && compareSideEffectClasses(raise, effective) > 0) effective = raise;
+  }
+  return effective;
+}
+
+/** How bad a wrong call of the tool would be, in increasing order. */
+export const RiskClass = z.enum(['LOW', 'MEDIUM', 'HIGH', 'CRITICAL']);
+export type RiskClass = z.infer<typeof RiskClass>;
+
+/** Orders two risk classes like {@link compareSideEffectClasses}. */
+export function compareRiskClasses(a: RiskClass, b: RiskClass): number {
+  return RiskClass.options.indexOf(a) - RiskClass.options.indexOf(b);
+}
+
+/**
+ * Whether repeating a call is safe: NONE (reconcile before any retry), SUPPORTED_WITH_KEY (the provider
+ * dedupes by the idempotency key we pass), NATURAL (repeating has no further effect, like a read or a PUT).
+ */
+export const IdempotencySemantics = z.enum(['NONE', 'SUPPORTED_WITH_KEY', 'NATURAL']);
+export type IdempotencySemantics = z.infer<typeof IdempotencySemantics>;
+
+/** How a tool is executed: through an MCP server, or as a Flow published as a tool (a ToolDefinition). */
+export const ToolKind = z.enum(['Mcp', 'Flow']);
+export type ToolKind = z.infer<typeof ToolKind>;
+
+/**
+ * Where a tool call runs: `None` when the effect happens at a remote server Toolplane does not host, `Process`
+ * for a local child process with a scrubbed environment, its own working directory and resource limits.
+ */
+export const SandboxKind = z.enum(['None', 'Process']);
+export type SandboxKind = z.infer<typeof SandboxKind>;

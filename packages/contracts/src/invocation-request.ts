@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { canonicalHash } from './canonical-json.js';
+import { MAX_INVOCATION_TIMEOUT_MS } from './limits.js';
+import {
+  AgentRevision,
+  ExternalId,
+  IdempotencyKey,
+  IsoDateTime,
+  JsonObject,
+  SUBJECT_TOKEN_PATTERN,
+  type Scope,
+  ToolCallId,
+  ToolId,
+  ToolVersion,
+} from './primitives.js';
+
+/**
+ * What an agent runtime publishes to `tp.v1.inv.{tenant}.{workspace}.request` to call a tool. The body names no
+ * tenant, workspace or principal: scope comes from the subject (which NATS permissions pin to the publisher's
+ * credential) and identity from the verified context token, so nothing the model writes can change either.
+ * Strict: an unknown key, including a `tenant` or `workspace`, makes the whole request invalid.
+ */
+export const InvocationRequest = z
+  .strictObject({
+    toolId: ToolId,
+    /** An exact version; when absent, the tool's active version at validation time. */
+    toolVersion: ToolVersion.optional(),
+    arguments: JsonObject,
+    /** Unique per (tenant, workspace); when absent it is derived from durableExecutionId, agentRevision, toolId and arguments. */
+    idempotencyKey: IdempotencyKey.optional(),
+    /** The runtime's durable execution (run, step) the call belongs to; an input of the derived idempotency key. */
+    durableExecutionId: ExternalId.optional(),
+    /** The agent definition's revision; an input of the derived idempotency key. */
+    agentRevision: AgentRevision.optional(),
+    /** The logical call, kept across attempts; the provider's call id when the model API gives one. */
+    toolCallId: ToolCallId.optional(),
+    correlationId: ExternalId,
+    causationId: ExternalId.optional(),
+    flowRunId: ExternalId.optional(),
+    workItemId: ExternalId.optional(),
+    /** The signed context token (compact JWS) naming principal and agent; verified, never trusted as-is. */
+    contextToken: z
+      .string()
+      .max(16_384)
+      .regex(/^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,4}$/),
+    /** Relative deadline; when both this and `deadline` are given the earlier one wins. */
+    timeoutMs: z.number().int().positive().max(MAX_INVOCATION_TIMEOUT_MS).optional(),
+    deadline: IsoDateTime.optional(),
+    /** A token the runtime listens on: the reply goes to `tp.v1.rpl.{tenant}.{workspace}.{replyInbox}`. */
+    replyInbox: z.string().regex(SUBJECT_TOKEN_PATTERN).optional(),
+  })
+  .superRefine((request, ctx) => {
+    if (request.idempotencyKey === undefined && (request.durableExecutionId === undefined || request.agentRevision === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['idempotencyKey'],
+        message: 'give an idempotencyKey, or durableExecutionId and agentRevision to derive one',
+      });
+    }
+  })
+  .meta({
+    description: 'A tool call request, published by an agent runtime to tp.v1.inv.{tenant}.{workspace}.request.',
+    // The refinement above, spelled for JSON Schema validators in other languages.
+    anyOf: [{ required: ['idempotencyKey'] }, { required: ['durableExecutionId', 'agentRevision'] }],
+  });
+export type InvocationRequest = z.infer<typeof InvocationRequest>;
+
+/**
+ * The Nats-Msg-Id a runtime publishes a request with, so JetStream drops a re-sent copy: a hash of the scope,
+ * the idempotency key (or its derivation inputs), the tool and the arguments. A retry with a fresh context token
+ * or deadline is the same message; the same key with other arguments is not, so it reaches the adapter, which
+ * answers CONFLICT instead of the request silently vanishing.
+ */
+export function invocationRequestMsgId(scope: Scope, request: InvocationRequest): string {
+  const { toolId, toolVersion, arguments: args, idempotencyKey, durableExecutionId, agentRevision } = request;
+  return canonicalHash({ purpose: 'toolplane/v1/request-msg-id', ...scope, toolId, toolVersion, arguments: args, idempotencyKey, durableExecutionId, agentRevision });
+}

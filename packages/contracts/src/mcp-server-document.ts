@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
+import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, Uuid, WorkspaceId, boundedText } from './primitives.js';
+
+// Stored documents are non-strict (unknown keys such as `_id` are stripped when read) and contain no free-form
+// maps: MongoDB and FerretDB both refuse some `$`-prefixed or dotted keys, so free-form JSON is kept as JSON text.
+
+/** JSON text of a free-form JSON value (a JSON Schema, annotations) as the server sent it, bounded. */
+const JsonText = z.string().max(262_144);
+
+/** A tool as discovered on a server, with the hash of its definition (name, description, schemas, annotations). */
+export const McpDiscoveredTool = z.object({
+  name: McpToolName,
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384).optional(),
+  inputSchemaJson: JsonText,
+  outputSchemaJson: JsonText.optional(),
+  annotationsJson: JsonText.optional(),
+  /** What a binding pins: if it changes, the binding is suspended until re-approved. */
+  definitionHash: Sha256Hex,
+});
+export type McpDiscoveredTool = z.infer<typeof McpDiscoveredTool>;
+
+/** What handshake and discovery found on a server. */
+export const McpCapabilitiesSnapshot = z.object({
+  protocolVersion: z.string().min(1).max(32),
+  serverInfo: z.object({ name: z.string().max(256), version: z.string().max(64) }),
+  tools: z.array(McpDiscoveredTool).max(1000),
+  resources: z
+    .array(z.object({ uri: z.string().min(1).max(2048), name: z.string().max(256), mimeType: z.string().max(256).optional(), description: z.string().max(4096).optional() }))
+    .max(1000),
+  prompts: z.array(z.object({ name: z.string().min(1).max(256), description: z.string().max(4096).optional() })).max(1000),
+  snapshotHash: Sha256Hex,
+  discoveredAt: IsoDateTime,
+});
+export type McpCapabilitiesSnapshot = z.infer<typeof McpCapabilitiesSnapshot>;
+
+/**
+ * One registered MCP server (collection `mcp_servers`): how to reach it, how it authenticates, its state,
+ * discovered capabilities and health. It holds connection references, never a secret.
+ */
+export const McpServer = z
+  .object({
+    serverId: Uuid,
+    tenant: TenantId,
+    workspace: WorkspaceId,
+    name: McpServerName,
+    direction: McpDirection,
+    transport: McpTransport,
+    /** The Streamable HTTP endpoint (transport StreamableHttp). */
+    endpointUrl: z.url().max(2048).optional(),
+    /** The command spawned in a sandbox (transport Stdio). */
+    command: z.object({ executable: z.string().min(1).max(1024), args: z.array(z.string().max(4096)).max(64) }).optional(),
+    /** The connection whose credential the secret broker leases to authenticate to the server. */
+    connectionRef: ConnectionRef.optional(),
+    authentication: McpAuthentication,
+    /** A platform admin's expiring permission for a remote server without authentication to become Active. */
+    authenticationException: z.object({ grantedBy: PrincipalId, reason: boundedText(1024), grantedAt: IsoDateTime, expiresAt: IsoDateTime }).optional(),
+    /** The policy bundle applied to every call through this server. */
+    governancePolicyRef: ExternalId,
+    state: McpServerState,
+    /** Published asset release, when the server is a released asset. */
+    releaseId: ExternalId.optional(),
+    protocolVersion: z.string().min(1).max(32).optional(),
+    lastHandshakeAt: IsoDateTime.optional(),
+    capabilities: McpCapabilitiesSnapshot.optional(),
+    health: z.object({ consecutiveFailures: z.number().int().nonnegative(), lastCheckedAt: IsoDateTime.optional(), lastError: boundedText(1024).optional() }),
+    registeredBy: PrincipalId,
+    registeredAt: IsoDateTime,
+    updatedAt: IsoDateTime,
+    /** Incremented by every change; the compare-and-set guard. */
+    version: z.number().int().positive(),
+  })
+  .superRefine((server, ctx) => {
+    if (server.transport === 'Stdio' && server.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a Stdio server has a command' });
+    if (server.transport === 'StreamableHttp' && server.endpointUrl === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['endpointUrl'], message: 'a StreamableHttp server has an endpoint URL' });
+    }
+  });
+export type McpServer = z.infer<typeof McpServer>;

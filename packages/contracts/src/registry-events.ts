@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { RiskClass, SideEffectClass, ToolKind } from './classification.js';
+import { EventMetadata, defineEvent } from './event-metadata.js';
+import { ExternalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
+import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
+
+/** An MCP server was registered (state Registered); nothing of it is invocable yet. */
+export const McpServerRegistered = defineEvent(
+  'McpServerRegistered',
+  EventMetadata,
+  z.strictObject({
+    serverId: Uuid,
+    name: McpServerName,
+    direction: McpDirection,
+    transport: McpTransport,
+    authentication: McpAuthentication,
+    governancePolicyRef: ExternalId,
+  }),
+  'An MCP server was registered (state Registered).',
+);
+export type McpServerRegistered = z.infer<typeof McpServerRegistered>;
+
+/** An MCP server moved between states; `version` is the server document's version after the change. */
+export const McpServerStateChanged = defineEvent(
+  'McpServerStateChanged',
+  EventMetadata,
+  z.strictObject({ serverId: Uuid, from: McpServerState, to: McpServerState, reason: boundedText(1024).optional(), version: z.number().int().positive() }),
+  'An MCP server moved from one state to another.',
+);
+export type McpServerStateChanged = z.infer<typeof McpServerStateChanged>;
+
+/** Handshake and discovery succeeded; what was found is in the server document's capabilities snapshot. */
+export const McpCapabilitiesDiscovered = defineEvent(
+  'McpCapabilitiesDiscovered',
+  EventMetadata,
+  z.strictObject({
+    serverId: Uuid,
+    protocolVersion: z.string().min(1).max(32),
+    /** Hash of the whole capabilities snapshot; unchanged discoveries have the same one. */
+    snapshotHash: Sha256Hex,
+    /** Counts only: the snapshot itself (names, schemas, definition hashes) is in the server document. */
+    toolCount: z.number().int().nonnegative(),
+    resourceCount: z.number().int().nonnegative(),
+    promptCount: z.number().int().nonnegative(),
+  }),
+  'Handshake and discovery of an MCP server succeeded.',
+);
+export type McpCapabilitiesDiscovered = z.infer<typeof McpCapabilitiesDiscovered>;
+
+/**
+ * A bound tool's definition changed on its server, or the tool disappeared: the binding is suspended (its
+ * descriptor inactive) until an operator binds it again, and pending approvals for the old version are void.
+ */
+export const McpToolDefinitionChanged = defineEvent(
+  'McpToolDefinitionChanged',
+  EventMetadata,
+  z.strictObject({
+    serverId: Uuid,
+    toolName: McpToolName,
+    change: z.enum(['Changed', 'Removed']),
+    previousDefinitionHash: Sha256Hex,
+    /** Absent when the tool was removed. */
+    definitionHash: Sha256Hex.optional(),
+    /** The descriptor the change suspends, if the tool was bound. */
+    toolId: ToolId.optional(),
+    toolVersion: ToolVersion.optional(),
+  }),
+  "A bound tool's definition changed or disappeared on its server; its binding is suspended.",
+);
+export type McpToolDefinitionChanged = z.infer<typeof McpToolDefinitionChanged>;
+
+/** A tool version became invocable: bound, with its declared classes and pinned definition. */
+export const ToolDescriptorActivated = defineEvent(
+  'ToolDescriptorActivated',
+  EventMetadata,
+  z.strictObject({
+    toolId: ToolId,
+    toolVersion: ToolVersion,
+    kind: ToolKind,
+    sideEffectClass: SideEffectClass,
+    riskClass: RiskClass,
+    mcpServerId: Uuid.optional(),
+    definitionHash: Sha256Hex,
+  }),
+  'A tool version became invocable.',
+);
+export type ToolDescriptorActivated = z.infer<typeof ToolDescriptorActivated>;
+
+/** Why a descriptor stopped being invocable. */
+export const DescriptorRetirementReason = z.enum(['Unbound', 'DefinitionChanged', 'ToolRemoved', 'ServerRetired', 'Superseded']);
+export type DescriptorRetirementReason = z.infer<typeof DescriptorRetirementReason>;
+
+/** A tool version stopped being invocable; in-flight and pending calls of it are refused from now on. */
+export const ToolDescriptorRetired = defineEvent(
+  'ToolDescriptorRetired',
+  EventMetadata,
+  z.strictObject({ toolId: ToolId, toolVersion: ToolVersion, reason: DescriptorRetirementReason }),
+  'A tool version stopped being invocable.',
+);
+export type ToolDescriptorRetired = z.infer<typeof ToolDescriptorRetired>;

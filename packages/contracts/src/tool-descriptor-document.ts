@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass, ToolKind } from './classification.js';
+import { McpToolName } from './mcp.js';
+import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolId, ToolVersion, Uuid, WorkspaceId } from './primitives.js';
+import { DescriptorRetirementReason } from './registry-events.js';
+
+const Name = z.string().regex(/^[!-~]{1,128}$/);
+
+/** How an executor may retry a call; only classes and idempotency that make a retry safe allow one at all. */
+export const RetryPolicy = z.object({
+  maxAttempts: z.number().int().min(1).max(10),
+  initialBackoffMs: z.number().int().nonnegative(),
+  maxBackoffMs: z.number().int().nonnegative(),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicy>;
+
+/** A rate limit: at most `limit` calls per `windowMs`, counted per tool or per agent and tool. */
+export const RateLimit = z.object({ per: z.enum(['TOOL', 'AGENT']), limit: z.number().int().positive(), windowMs: z.number().int().positive() });
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/**
+ * The runtime read model of one invocable tool version (collection `tool_descriptors`): identity, schemas (as
+ * JSON text), declared side-effect and risk class, authorization and secret requirements, limits, sandbox and
+ * server binding. The adapter validates and governs every call against it.
+ */
+export const ToolDescriptor = z.object({
+  tenant: TenantId,
+  workspace: WorkspaceId,
+  toolId: ToolId,
+  toolVersion: ToolVersion,
+  kind: ToolKind,
+  releaseId: ExternalId.optional(),
+  /** The tool's name at its provider (the MCP tool name, or the ToolDefinition's MCP name). */
+  providerToolName: McpToolName,
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384),
+  /** The input JSON Schema as JSON text; arguments are validated against it. */
+  inputSchemaJson: z.string().max(262_144),
+  outputSchemaJson: z.string().max(262_144).optional(),
+  /** The provider definition this binding approved; a different one suspends the descriptor. */
+  definitionHash: Sha256Hex,
+  /** Declared by the tool owner; the executor never lowers it. */
+  sideEffectClass: SideEffectClass,
+  riskClass: RiskClass,
+  idempotency: IdempotencySemantics,
+  /** Permissions and roles the calling agent or principal must hold. */
+  authorization: z.object({ permissions: z.array(Name).max(64), roles: z.array(Name).max(64) }),
+  /** Connections whose credentials are leased at call time. */
+  secretDependencies: z.array(ConnectionRef).max(16),
+  timeoutMs: z.number().int().positive(),
+  retryPolicy: RetryPolicy,
+  rateLimits: z.array(RateLimit).max(8),
+  /** What the receipt and events must capture beyond ids. */
+  auditRequirements: z.object({ argumentsHash: z.boolean(), resultHash: z.boolean() }),
+  sandboxKind: SandboxKind,
+  /** For shell-like tools: patterns (regular-expression sources) a command must match, and must not match. */
+  commandPolicy: z
+    .object({
+      /** Which argument holds the command line (a top-level property name). */
+      argument: z.string().min(1).max(128),
+      allow: z.array(z.string().min(1).max(1024)).max(256),
+      block: z.array(z.string().min(1).max(1024)).max(256),
+    })
+    .optional(),
+  mcpServerId: Uuid.optional(),
+  healthy: z.boolean(),
+  active: z.boolean(),
+  /** Why the descriptor is not active, when it is not. */
+  inactiveReason: DescriptorRetirementReason.optional(),
+  boundBy: PrincipalId,
+  boundAt: IsoDateTime,
+  updatedAt: IsoDateTime,
+  /** Incremented by every change; the compare-and-set guard. */
+  version: z.number().int().positive(),
+});
+export type ToolDescriptor = z.infer<typeof ToolDescriptor>;

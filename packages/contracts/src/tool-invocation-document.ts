@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { IdempotencySemantics, RiskClass, SideEffectClass } from './classification.js';
+import { ToolFailure } from './errors.js';
+import { InvocationReceipt } from './invocation-receipt.js';
+import {
+  AgentRevision,
+  ExternalId,
+  IdempotencyKey,
+  InvocationId,
+  IsoDateTime,
+  PrincipalId,
+  SUBJECT_TOKEN_PATTERN,
+  Sha256Hex,
+  TenantId,
+  ToolCallId,
+  ToolId,
+  ToolVersion,
+  Uuid,
+  WorkspaceId,
+} from './primitives.js';
+import { InvocationState } from './states.js';
+
+/**
+ * The write model of one physical invocation attempt (collection `tool_invocations`), unique per (tenant,
+ * workspace, idempotencyKey) for its logical call. Transitions are guarded by compare-and-set on `state` and
+ * `version`, so two replicas never both execute it.
+ */
+export const ToolInvocation = z.object({
+  invocationId: InvocationId,
+  tenant: TenantId,
+  workspace: WorkspaceId,
+  toolCallId: ToolCallId,
+  attempt: z.number().int().positive(),
+  idempotencyKey: IdempotencyKey,
+  idempotencyKeyDerived: z.boolean(),
+  requestHash: Sha256Hex,
+  principal: PrincipalId,
+  agentId: ExternalId.optional(),
+  agentRevision: AgentRevision.optional(),
+  toolId: ToolId,
+  /** The resolved exact version; absent only while the tool is not resolved (or could not be). */
+  toolVersion: ToolVersion.optional(),
+  requestedToolVersion: ToolVersion.optional(),
+  correlationId: ExternalId,
+  causationId: ExternalId.optional(),
+  flowRunId: ExternalId.optional(),
+  workItemId: ExternalId.optional(),
+  /** Where the reply goes, kept so a call resumed after approval on any replica can still answer. */
+  replyInbox: z.string().regex(SUBJECT_TOKEN_PATTERN).optional(),
+  /**
+   * The arguments as canonical JSON text, kept so a call parked for approval can resume on any replica. The
+   * adapter's own store: arguments never reach events or projections.
+   */
+  argumentsJson: z.string(),
+  declaredClass: SideEffectClass.optional(),
+  /** The declared class raised by environment and policy; never lower than `declaredClass`. */
+  effectiveClass: SideEffectClass.optional(),
+  riskClass: RiskClass.optional(),
+  idempotency: IdempotencySemantics.optional(),
+  policyDecisionId: Uuid.optional(),
+  approvalId: Uuid.optional(),
+  sandboxLeaseId: Uuid.optional(),
+  secretLeaseIds: z.array(Uuid).max(16),
+  mcpServerId: Uuid.optional(),
+  state: InvocationState,
+  /** The sequence number of the last event this invocation emitted (0 before the first). */
+  eventSequence: z.number().int().nonnegative(),
+  receivedAt: IsoDateTime,
+  deadline: IsoDateTime,
+  startedAt: IsoDateTime.optional(),
+  endedAt: IsoDateTime.optional(),
+  /** The sanitized result as JSON text (replayed to a caller that repeats the same key). */
+  resultJson: z.string().optional(),
+  resultHash: Sha256Hex.optional(),
+  failure: ToolFailure.optional(),
+  /** The signed receipt, once the invocation is terminal. */
+  receipt: InvocationReceipt.optional(),
+  updatedAt: IsoDateTime,
+  /** Incremented by every transition; the compare-and-set guard. */
+  version: z.number().int().positive(),
+});
+export type ToolInvocation = z.infer<typeof ToolInvocation>;

@@ -1,0 +1,66 @@
+import type { z } from 'zod';
+import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested } from './approval-events.js';
+import { DeadLetter } from './dead-letter.js';
+import { WireError } from './errors.js';
+import {
+  InvocationDenied,
+  InvocationReceived,
+  SandboxLeased,
+  SandboxReleased,
+  ToolCallCancelled,
+  ToolCallCompleted,
+  ToolCallFailed,
+  ToolCallStarted,
+  ToolEffectUncertain,
+} from './invocation-events.js';
+import { InvocationReceipt } from './invocation-receipt.js';
+import { InvocationRequest } from './invocation-request.js';
+import { InvocationReply } from './invocation-result.js';
+import { LifecycleEvent } from './lifecycle-event.js';
+import {
+  McpCapabilitiesDiscovered,
+  McpServerRegistered,
+  McpServerStateChanged,
+  McpToolDefinitionChanged,
+  ToolDescriptorActivated,
+  ToolDescriptorRetired,
+} from './registry-events.js';
+import { SecretLeaseDenied, SecretLeased } from './secret-events.js';
+
+/**
+ * Every v1 wire message by name: the one list the JSON Schema export (generated/json-schema/<Name>.schema.json)
+ * and its staleness test iterate. A new message is added here; each event is listed under its type.
+ */
+export const wireSchemas = {
+  InvocationRequest,
+  InvocationReply,
+  InvocationReceipt,
+  WireError,
+  DeadLetter,
+  LifecycleEvent,
+  InvocationReceived,
+  InvocationDenied,
+  ToolCallStarted,
+  ToolCallCompleted,
+  ToolCallFailed,
+  ToolCallCancelled,
+  ToolEffectUncertain,
+  SandboxLeased,
+  SandboxReleased,
+  ApprovalRequested,
+  ApprovalGranted,
+  ApprovalRejected,
+  ApprovalExpired,
+  ApprovalConsumed,
+  McpServerRegistered,
+  McpServerStateChanged,
+  McpCapabilitiesDiscovered,
+  McpToolDefinitionChanged,
+  ToolDescriptorActivated,
+  ToolDescriptorRetired,
+  SecretLeased,
+  SecretLeaseDenied,
+} as const satisfies Record<string, z.ZodType>;
+
+/** The name of a v1 wire message. */
+export type WireMessageName = keyof typeof wireSchemas;
