@@ -66,6 +66,8 @@ export function baseServiceConfig(defaults: { httpPort: number }) {
     HTTP_HOST: z.string().min(1, 'is empty').default('127.0.0.1'),
     HTTP_PORT: portSetting(defaults.httpPort),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+    /** How long start-up waits for MongoDB before giving up with one clear line. */
+    MONGODB_CONNECT_TIMEOUT_MS: millisecondsSetting(10_000),
     SHUTDOWN_TIMEOUT_MS: millisecondsSetting(10_000),
     INSTANCE_ID: z.string().min(1).optional(),
   });

@@ -11,7 +11,7 @@ import { ShutdownStack } from './shutdown.js';
 export interface ServiceDefinition<C extends BaseServiceConfig> {
   /** Short name, e.g. `registry`: in logs, metrics and the NATS connection name. */
   readonly name: string;
-  readonly config: z.ZodType<C, Record<string, string | undefined>>;
+  readonly config: z.ZodType<C>;
   /** Streams this service publishes to or consumes from; declared idempotently at start. */
   readonly streams?: readonly StreamSpec[];
   /** Durable consumers this service owns. */
@@ -83,7 +83,7 @@ export async function startService<C extends BaseServiceConfig>(definition: Serv
 
   let store: Store;
   try {
-    store = await connectStore({ url: config.MONGODB_URL, dbName: config.MONGODB_DATABASE, appName: `toolplane-${definition.name}` });
+    store = await connectStore({ url: config.MONGODB_URL, dbName: config.MONGODB_DATABASE, appName: `toolplane-${definition.name}`, serverSelectionTimeoutMs: config.MONGODB_CONNECT_TIMEOUT_MS });
   } catch (error) {
     await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
     throw new StartupError(`MONGODB_URL: cannot connect to MongoDB: ${messageOf(error)}`, { cause: error });

@@ -28,7 +28,8 @@ export class ShutdownStack {
     const deadline = Date.now() + deadlineMs;
     let clean = true;
     for (const step of this.#steps.splice(0).reverse()) {
-      const remaining = Math.max(0, deadline - Date.now());
+      // A step after a slow one still gets a short grace, so a late MongoDB close is tried rather than skipped.
+      const remaining = Math.max(250, deadline - Date.now());
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), remaining);

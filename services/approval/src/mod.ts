@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { approvalConfig, approvalService } from './service.js';

@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { auditProjectorConfig, auditProjectorService } from './service.js';

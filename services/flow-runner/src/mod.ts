@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { flowRunnerConfig, flowRunnerService } from './service.js';

@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { registryConfig, registryService } from './service.js';

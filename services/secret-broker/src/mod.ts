@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { secretBrokerConfig, secretBrokerService } from './service.js';

@@ -1,0 +1,2 @@
+export { collections } from './collections.js';
+export { toolAdapterConfig, toolAdapterService } from './service.js';

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { freePort, testScope } from '@toolplane/testing';
+import { serviceNames, spawnService, waitForStatus } from './service-process.js';
+
+const scope = testScope('lifecycle');
+
+describe.each(serviceNames)('the %s service process', (name) => {
+  it('reports ready, serves metrics, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const service = spawnService(name, {
+      NATS_URL: scope.natsUrl,
+      MONGODB_URL: scope.mongoUrl,
+      MONGODB_DATABASE: scope.dbName,
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'info',
+    });
+    try {
+      await waitForStatus(`http://127.0.0.1:${port}/readyz`, service, 30_000);
+      const ready = (await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { checks: Record<string, string> };
+      expect(ready.checks).toMatchObject({ nats: 'ok', mongodb: 'ok' });
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toContain(`toolplane_process_cpu_seconds_total{service="${name}"}`);
+    } finally {
+      service.child.kill('SIGTERM');
+    }
+    expect(await service.exited).toBe(0);
+    const lines = service.stdout().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; service: string });
+    expect(lines.every((line) => line.service === name)).toBe(true);
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining([`${name} ready`, 'shutting down', 'stopped']));
+    expect(service.stderr()).toBe('');
+  });
+});
+
+describe('a service with a bad configuration', () => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ['NATS_URL missing', { MONGODB_URL: 'mongodb://127.0.0.1:1' }, /^registry: invalid configuration: NATS_URL is missing \(e\.g\. nats:\/\/127\.0\.0\.1:4222\)$/],
+    ['NATS_URL malformed', { NATS_URL: 'http//nats', MONGODB_URL: 'mongodb://127.0.0.1:1' }, /^registry: invalid configuration: NATS_URL must be a nats:\/\//],
+    ['HTTP_PORT malformed', { NATS_URL: 'nats://127.0.0.1:1', MONGODB_URL: 'mongodb://127.0.0.1:1', HTTP_PORT: 'x' }, /^registry: invalid configuration: HTTP_PORT must be a port number$/],
+  ];
+
+  it.each(cases)('exits 1 with one line naming the setting: %s', async (_label, env, expected) => {
+    const service = spawnService('registry', env);
+    expect(await service.exited).toBe(1);
+    const stderr = service.stderr().trimEnd();
+    expect(stderr.split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(expected);
+    expect(service.stdout()).toBe('');
+  });
+
+  it('exits 1 with one line naming NATS_URL when NATS is unreachable', async () => {
+    const service = spawnService('registry', { NATS_URL: `nats://127.0.0.1:${await freePort()}`, MONGODB_URL: scope.mongoUrl });
+    expect(await service.exited).toBe(1);
+    const stderr = service.stderr().trimEnd();
+    expect(stderr.split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^registry: NATS_URL: cannot connect to NATS: /);
+  });
+
+  it('exits 1 with one line naming MONGODB_URL when MongoDB is unreachable', async () => {
+    const service = spawnService('registry', { NATS_URL: scope.natsUrl, MONGODB_URL: `mongodb://127.0.0.1:${await freePort()}`, MONGODB_CONNECT_TIMEOUT_MS: '1500' });
+    expect(await service.exited).toBe(1);
+    const stderr = service.stderr().trimEnd();
+    expect(stderr.split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^registry: MONGODB_URL: cannot connect to MongoDB: /);
+  });
+});
