@@ -10,6 +10,13 @@ const root = path.resolve(import.meta.dirname, '../..');
 const resultsDir = path.join(root, '.local/test-results');
 rmSync(resultsDir, { recursive: true, force: true });
 
+// A fresh machine gets the local nats-server and FerretDB here (idempotent and quick once installed),
+// unless the suite was pointed at running servers.
+if (!process.env.NATS_URL || !process.env.MONGODB_URL) {
+  const install = spawnSync('bash', [path.join(root, 'infra/local/install.sh')], { cwd: root, stdio: 'inherit' });
+  if (install.status !== 0) process.exit(install.status ?? 1);
+}
+
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 
 let passed = 0;
