@@ -82,7 +82,7 @@ export type BaseServiceConfig = z.infer<ReturnType<typeof baseServiceConfig>>;
  */
 export function loadConfig<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.infer<T> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data as z.infer<T>;
+  if (result.success) return result.data;
   const issue = result.error.issues[0];
   const setting = issue?.path.map(String).join('.') || 'configuration';
   throw new ConfigError(`${setting} ${issue?.message ?? 'is invalid'}`);
