@@ -57,6 +57,9 @@ for (const [index, name] of services.entries()) {
     cwd: root,
     env: { ...process.env, NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a terminal's Ctrl-C reaches only this supervisor, which then stops each
+    // service once with SIGTERM (a service takes a second signal as "exit now").
+    detached: true,
   });
   child.stdout.pipe(log);
   child.stderr.on('data', (chunk) => {
