@@ -1,0 +1,120 @@
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { raceAbort } from './abort.js';
+import { parseNatsUrl } from './connection-url.js';
+import type { Messaging, StopOptions, Stoppable } from './messaging.js';
+import { toToolplaneError } from './nats-errors.js';
+import { toMessagingStatus, type MessagingStatus } from './status.js';
+
+/** How to reach NATS and what to report while connected. */
+export interface ConnectOptions {
+  /** `nats://[user:pass@]host:port` (or `tls://`), comma-separated for a cluster. */
+  readonly url: string;
+  /** The connection's name as the server's monitoring shows it, e.g. `toolplane-registry`. */
+  readonly name: string;
+  /** Called on every status change (disconnect, reconnect, errors, lame-duck mode…) for the service to log. */
+  readonly onStatus?: (status: MessagingStatus) => void;
+  /** Reconnect attempts per server before giving up; default -1 (forever). */
+  readonly maxReconnectAttempts?: number;
+  /** Pause between reconnect attempts; default 2000 ms. */
+  readonly reconnectTimeWaitMs?: number;
+  /** Deadline of the initial handshake and of each JetStream API request; default 10 000 ms. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Connects to NATS and JetStream. An unreachable server fails at once with TEMPORARY_UNAVAILABLE and a
+ * malformed URL with INVALID_ARGUMENT, both naming the URL without credentials; once connected, the
+ * connection reconnects (forever, by default) and reports each status change through `onStatus`.
+ */
+export async function connectMessaging(options: ConnectOptions): Promise<Messaging> {
+  const endpoint = parseNatsUrl(options.url);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const what = `connecting to NATS at ${endpoint.display}`;
+  const connecting = connect({
+    servers: [...endpoint.servers],
+    name: options.name,
+    maxReconnectAttempts: options.maxReconnectAttempts ?? -1,
+    reconnectTimeWait: options.reconnectTimeWaitMs ?? 2_000,
+    timeout: timeoutMs,
+    waitOnFirstConnect: false,
+    ...(endpoint.tls ? { tls: {} } : {}),
+    ...(endpoint.user === undefined ? {} : { user: endpoint.user, pass: endpoint.pass ?? '' }),
+    ...(endpoint.token === undefined ? {} : { token: endpoint.token }),
+  });
+  let nc: NatsConnection;
+  try {
+    nc = await raceAbort(connecting, options.signal, what);
+  } catch (error) {
+    // Abandoned by the signal: a connection that still comes up later must not leak.
+    connecting.then((late) => late.close()).catch(() => undefined);
+    throw toToolplaneError(error, what);
+  }
+  const state = { connected: true };
+  void watchStatus(nc, state, options.onStatus);
+  try {
+    const manager = await raceAbort(jetstreamManager(nc, { timeout: timeoutMs }), options.signal, what);
+    return messagingHandle(nc, manager, endpoint.display, state);
+  } catch (error) {
+    await nc.close();
+    throw toToolplaneError(error, `${what}: JetStream`);
+  }
+}
+
+function messagingHandle(nc: NatsConnection, manager: JetStreamManager, url: string, state: { connected: boolean }): Messaging {
+  const resources = new Set<Stoppable>();
+  const closed = nc.closed().then((error) => error ?? undefined);
+  let draining: Promise<void> | undefined;
+  return {
+    connection: nc,
+    jetstream: manager.jetstream(),
+    manager,
+    url,
+    isConnected: () => state.connected && !nc.isClosed() && !nc.isDraining(),
+    track(resource) {
+      resources.add(resource);
+      return () => resources.delete(resource);
+    },
+    drain(options?: StopOptions) {
+      draining ??= (async () => {
+        await Promise.all([...resources].map((resource) => resource.stop(options)));
+        resources.clear();
+        if (nc.isClosed()) return;
+        try {
+          await nc.drain();
+        } catch (error) {
+          // Lost a race with a close: the connection is down either way.
+          if (!nc.isClosed()) throw toToolplaneError(error, `draining the NATS connection to ${url}`);
+        }
+      })();
+      return draining;
+    },
+    async close() {
+      // Handlers are aborted, not awaited: close() is the fast path; unacknowledged messages come back.
+      for (const resource of resources) resource.stop().catch(() => undefined);
+      resources.clear();
+      if (!nc.isClosed()) await nc.close();
+    },
+    closed: () => closed,
+  };
+}
+
+async function watchStatus(nc: NatsConnection, state: { connected: boolean }, onStatus: ((status: MessagingStatus) => void) | undefined): Promise<void> {
+  try {
+    for await (const raw of nc.status()) {
+      if (raw.type === 'disconnect' || raw.type === 'close') state.connected = false;
+      if (raw.type === 'reconnect') state.connected = true;
+      const status = toMessagingStatus(raw);
+      if (status === undefined || onStatus === undefined) continue;
+      try {
+        onStatus(status);
+      } catch {
+        // A failing status sink (a logger) must not take the connection's monitoring down with it.
+      }
+    }
+  } catch {
+    // The status iterator ends with the connection; nothing is left to watch.
+  }
+}

@@ -1,0 +1,17 @@
+export { connectMessaging, type ConnectOptions } from './connect.js';
+export { parseNatsUrl, redactUrl, type NatsEndpoint } from './connection-url.js';
+export { consume, type ConsumeOptions, type ConsumerHandle } from './consume.js';
+export { toConsumerConfig, consumerConfigDiff, type ConsumerSpec, type ManagedConsumerConfig } from './consumer-spec.js';
+export { buildDeadLetter, deadLetterMsgId, type DeadLetterSource } from './dead-letter.js';
+export type { DeclareOptions, EnsureResult } from './declare.js';
+export { ensureConsumer } from './ensure-consumer.js';
+export { ensureStream } from './ensure-stream.js';
+export { msgIdHeader, type MessageHeaders } from './headers.js';
+export type { Messaging, StopOptions, Stoppable } from './messaging.js';
+export type { ConsumerDiagnostic, DeliveryContext, MessageHandler } from './process-message.js';
+export { publish, type PublishAck, type PublishOptions } from './publish.js';
+export { request, type RequestOptions } from './request.js';
+export { serve, type RequestContext, type RequestHandler, type ServeDiagnostic, type ServeHandle, type ServeOptions } from './serve.js';
+export { defaultNakBackoffMs, isRetryableError, retryDelayMs, settle, type Outcome, type RetryPolicy, type Settlement } from './settlement.js';
+export type { MessagingStatus } from './status.js';
+export { toStreamConfig, streamConfigDiff, type ManagedStreamConfig, type StreamSpec } from './stream-spec.js';

@@ -1,0 +1,66 @@
+import { nanos } from '@nats-io/nats-core';
+import type { StreamConfig } from '@nats-io/jetstream';
+
+/** A stream declared as plain data (the contracts package holds the platform's streams in this shape). */
+export interface StreamSpec {
+  readonly name: string;
+  readonly subjects: readonly string[];
+  readonly retention: 'workqueue' | 'limits' | 'interest';
+  readonly storage: 'file' | 'memory';
+  readonly description?: string;
+  /** Window in which a repeated Nats-Msg-Id is dropped; default 2 minutes (or maxAgeMs, if shorter). */
+  readonly duplicateWindowMs?: number;
+  /** Largest message accepted, in bytes; default unlimited (the server's max_payload still applies). */
+  readonly maxMsgSize?: number;
+  /** Age after which messages are removed; default 0 (kept until the retention policy removes them). */
+  readonly maxAgeMs?: number;
+  /** Total size after which the oldest messages are removed; default unlimited. */
+  readonly maxBytes?: number;
+  /** Copies kept in a cluster (1–5); default 1. */
+  readonly replicas?: number;
+}
+
+/** The part of a StreamConfig that a StreamSpec decides. */
+export type ManagedStreamConfig = Pick<
+  StreamConfig,
+  'name' | 'subjects' | 'retention' | 'storage' | 'description' | 'duplicate_window' | 'max_msg_size' | 'max_age' | 'max_bytes' | 'num_replicas'
+>;
+
+const defaultDuplicateWindowMs = 120_000;
+
+/** Translates a spec into the JetStream config it stands for, with the server's defaults made explicit so a diff is exact. */
+export function toStreamConfig(spec: StreamSpec): ManagedStreamConfig {
+  const maxAgeMs = spec.maxAgeMs ?? 0;
+  // The server refuses a duplicate window longer than max_age, and shortens its default to fit.
+  const duplicateWindowMs = spec.duplicateWindowMs ?? (maxAgeMs > 0 ? Math.min(defaultDuplicateWindowMs, maxAgeMs) : defaultDuplicateWindowMs);
+  return {
+    name: spec.name,
+    subjects: [...spec.subjects],
+    retention: spec.retention,
+    storage: spec.storage,
+    description: spec.description ?? '',
+    duplicate_window: nanos(duplicateWindowMs),
+    max_msg_size: spec.maxMsgSize ?? -1,
+    max_age: nanos(maxAgeMs),
+    max_bytes: spec.maxBytes ?? -1,
+    num_replicas: spec.replicas ?? 1,
+  };
+}
+
+/** The managed fields in which a stream's current config differs from the desired one (empty: nothing to do). */
+export function streamConfigDiff(desired: ManagedStreamConfig, current: Partial<StreamConfig>): (keyof ManagedStreamConfig)[] {
+  const differs: (keyof ManagedStreamConfig)[] = [];
+  if (!sameSet(desired.subjects, current.subjects ?? [])) differs.push('subjects');
+  if ((current.description ?? '') !== desired.description) differs.push('description');
+  for (const key of ['retention', 'storage', 'duplicate_window', 'max_msg_size', 'max_age', 'max_bytes', 'num_replicas'] as const) {
+    if (current[key] !== desired[key]) differs.push(key);
+  }
+  return differs;
+}
+
+/** Whether two lists hold the same strings, in any order. */
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((item) => right.has(item));
+}
