@@ -20,7 +20,7 @@ else
   GOBIN="$bin" go install "$NATS_SERVER_MODULE@$NATS_SERVER_VERSION"
 fi
 
-if [ "$("$bin/ferretdb" --version 2>/dev/null | head -1)" = "version: $FERRETDB_VERSION" ]; then
+if [ "$("$bin/ferretdb" --version 2>/dev/null | sed -n 1p)" = "version: $FERRETDB_VERSION" ]; then
   echo "ferretdb $FERRETDB_VERSION already installed"
 else
   echo "building ferretdb $FERRETDB_VERSION"
@@ -37,4 +37,4 @@ else
   (cd "$work" && go build -trimpath -o "$bin/ferretdb" ./cmd/ferretdb)
 fi
 "$bin/nats-server" --version
-"$bin/ferretdb" --version | head -1
+"$bin/ferretdb" --version | sed -n 1p

@@ -1,0 +1,66 @@
+import type { z } from 'zod';
+import { ToolplaneError, commandSubject, type CommandService, type Scope } from '@toolplane/contracts';
+import { connectMessaging, request, type Messaging } from '@toolplane/messaging';
+import type { CliIo } from './output.js';
+
+/** The global flags every command shares. */
+export interface GlobalOptions {
+  readonly nats?: string;
+  readonly tenant?: string;
+  readonly workspace?: string;
+  readonly json?: boolean;
+  readonly timeout?: string;
+}
+
+/** What a command runs with: the scope, a NATS connection made on first use, and the output. */
+export interface CliContext {
+  readonly io: CliIo;
+  readonly json: boolean;
+  readonly scope: () => Scope;
+  /** Sends a request/reply command to a service in the current scope and returns its typed answer. */
+  readonly call: <Req extends z.ZodType, Res extends z.ZodType>(
+    service: CommandService,
+    operation: string,
+    schemas: { readonly request: Req; readonly reply: Res },
+    body: z.input<Req>,
+  ) => Promise<z.output<Res>>;
+  /** The NATS connection, connected on first use. */
+  readonly messaging: () => Promise<Messaging>;
+  /** Prints one JSON document with --json, otherwise the human-readable text. */
+  readonly print: (data: unknown, human: () => string) => void;
+  readonly close: () => Promise<void>;
+}
+
+/** Builds a command's context from the global flags, falling back to TOOLPLANE_* environment variables. */
+export function createContext(io: CliIo, options: GlobalOptions): CliContext {
+  const natsUrl = options.nats ?? io.env['TOOLPLANE_NATS_URL'] ?? io.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+  const timeoutMs = Number(options.timeout ?? io.env['TOOLPLANE_TIMEOUT_MS'] ?? 10_000);
+  let connecting: Promise<Messaging> | undefined;
+  const messaging = () => (connecting ??= connectMessaging({ url: natsUrl, name: 'toolplane-cli', maxReconnectAttempts: 0 }));
+  const scope = (): Scope => {
+    const tenant = options.tenant ?? io.env['TOOLPLANE_TENANT'];
+    const workspace = options.workspace ?? io.env['TOOLPLANE_WORKSPACE'];
+    if (!tenant) throw new ToolplaneError('INVALID_ARGUMENT', 'no tenant: pass --tenant or set TOOLPLANE_TENANT');
+    if (!workspace) throw new ToolplaneError('INVALID_ARGUMENT', 'no workspace: pass --workspace or set TOOLPLANE_WORKSPACE');
+    return { tenant, workspace };
+  };
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new ToolplaneError('INVALID_ARGUMENT', '--timeout must be a positive number of milliseconds');
+  return {
+    io,
+    json: options.json === true,
+    scope,
+    messaging,
+    call: async (service, operation, schemas, body) =>
+      request(await messaging(), {
+        subject: commandSubject(scope(), service, operation),
+        requestSchema: schemas.request,
+        replySchema: schemas.reply,
+        body,
+        timeoutMs,
+      }),
+    print: (data, human) => io.stdout(options.json === true ? `${JSON.stringify(data, null, 2)}\n` : human()),
+    close: async () => {
+      if (connecting) await (await connecting.catch(() => undefined))?.drain();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { Command, CommanderError } from 'commander';
+import { hasErrorCode } from '@toolplane/contracts';
+import type { CommandGroup } from './command-group.js';
+import { commandGroups } from './commands.js';
+import { createContext, type CliContext, type GlobalOptions } from './context.js';
+import type { CliIo } from './output.js';
+
+/**
+ * Runs `toolplane` with the given arguments (without `node` and the script) and resolves with the exit code.
+ * Errors print as `CODE: reason` on one line; with --json, as one JSON document on stdout.
+ */
+export async function runCli(argv: readonly string[], io: CliIo, groups: readonly CommandGroup[] = commandGroups): Promise<number> {
+  const program = new Command('toolplane')
+    .description('Operate Toolplane: MCP servers, tool bindings, approvals, connections, calls and audit.')
+    .option('--nats <url>', 'NATS server URL (default: $TOOLPLANE_NATS_URL, $NATS_URL, nats://127.0.0.1:4222)')
+    .option('--tenant <id>', 'tenant (default: $TOOLPLANE_TENANT)')
+    .option('--workspace <id>', 'workspace (default: $TOOLPLANE_WORKSPACE)')
+    .option('--json', 'print one JSON document instead of text')
+    .option('--timeout <ms>', 'how long to wait for a service to answer (default: 10000)')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+
+  let context: CliContext | undefined;
+  const getContext = () => (context ??= createContext(io, program.opts<GlobalOptions>()));
+  for (const group of groups) group(program, getContext);
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    const wire = hasErrorCode(error) ? { code: error.code, message: error.message } : { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) };
+    if (program.opts<GlobalOptions>().json === true) io.stdout(`${JSON.stringify({ error: wire }, null, 2)}\n`);
+    else io.stderr(`${wire.code}: ${wire.message}\n`);
+    return 1;
+  } finally {
+    await context?.close();
+  }
+}
