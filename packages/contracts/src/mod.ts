@@ -1,5 +1,6 @@
 // The public entry of @toolplane/contracts: every v1 wire message and stored document, the subject map, the
 // stream definitions, canonical JSON and hashing, and the error taxonomy.
+export { abortError, raceAbort, sleep, throwIfAborted, withDeadline } from './abort.js';
 export { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, Approvers } from './approval-events.js';
 export { Approval } from './approval-document.js';
 export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
@@ -14,6 +15,7 @@ export {
   raiseSideEffectClass,
 } from './classification.js';
 export { DeadLetter } from './dead-letter.js';
+export { DESCRIPTOR_BUCKET, descriptorKey, descriptorKeyFilter } from './descriptor-read-model.js';
 export { ErrorCode, ToolFailure, ToolplaneError, WireError, errorCatalog, fromWireError, hasErrorCode, isRetryable, toWireError } from './errors.js';
 export { ApprovalEventMetadata, EventMetadata, InvocationEventMetadata } from './event-metadata.js';
 export {
@@ -55,7 +57,7 @@ export {
   MAX_RESULT_BYTES,
 } from './limits.js';
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
-export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer } from './mcp-server-document.js';
+export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
 export {
   AgentRevision,
   ConnectionRef,
@@ -87,6 +89,31 @@ export {
   ToolDescriptorActivated,
   ToolDescriptorRetired,
 } from './registry-events.js';
+export {
+  BindToolReply,
+  BindToolRequest,
+  DiscoverServerReply,
+  DiscoveredToolView,
+  GetDescriptorReply,
+  GetDescriptorRequest,
+  GrantAuthenticationExceptionRequest,
+  ListServersReply,
+  ListServersRequest,
+  ListToolsReply,
+  ListToolsRequest,
+  McpServerSummary,
+  RegisterServerReply,
+  RegisterServerRequest,
+  RetireServerReply,
+  RetireServerRequest,
+  ServerReply,
+  ServerRequest,
+  ToolBindingState,
+  ToolDefinitionChange,
+  UnbindToolReply,
+  UnbindToolRequest,
+  registryOperations,
+} from './registry-commands.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';
 export { SecretLeaseDenied, SecretLeased } from './secret-events.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';

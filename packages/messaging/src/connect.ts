@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { raceAbort } from './abort.js';
+import { raceAbort } from '@toolplane/contracts';
 import { parseNatsUrl } from './connection-url.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';

@@ -1,6 +1,5 @@
 import { JetStreamApiError, type ConsumerInfo } from '@nats-io/jetstream';
-import { ToolplaneError } from '@toolplane/contracts';
-import { raceAbort } from './abort.js';
+import { raceAbort, ToolplaneError } from '@toolplane/contracts';
 import { consumerConfigDiff, toConsumerConfig, type ConsumerSpec } from './consumer-spec.js';
 import { apiErrorCodes, type DeclareOptions, type EnsureResult } from './declare.js';
 import type { Messaging } from './messaging.js';

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import { ToolplaneError } from '@toolplane/contracts';
-import { raceAbort } from './abort.js';
+import { raceAbort, ToolplaneError } from '@toolplane/contracts';
 import { encode } from './codec.js';
 import { toMsgHdrs } from './headers.js';
 import type { Messaging } from './messaging.js';

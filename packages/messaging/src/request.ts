@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { RequestError, TimeoutError } from '@nats-io/nats-core';
-import { fromWireError, replyEnvelope, ToolplaneError, type ReplyEnvelope } from '@toolplane/contracts';
-import { raceAbort } from './abort.js';
+import { fromWireError, raceAbort, replyEnvelope, ToolplaneError, type ReplyEnvelope } from '@toolplane/contracts';
 import { decode, encode } from './codec.js';
 import { timeoutHeader, toMsgHdrs } from './headers.js';
 import type { Messaging } from './messaging.js';

@@ -1,5 +1,5 @@
 import type { WithId } from 'mongodb';
-import { sleep, throwIfAborted, withDeadline } from './abort.js';
+import { sleep, throwIfAborted, withDeadline } from '@toolplane/contracts';
 import { casFilter, casUpdate, currentFilter, meetsExpectation, type Transition, type VersionedDocument } from './cas-update.js';
 import type { StoreCollection } from './store.js';
 import { toStoreError } from './store-error.js';

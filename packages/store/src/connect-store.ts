@@ -1,6 +1,5 @@
-import { ToolplaneError } from '@toolplane/contracts';
+import { raceAbort, throwIfAborted, ToolplaneError, withDeadline } from '@toolplane/contracts';
 import { MongoClient, type Document } from 'mongodb';
-import { raceAbort, throwIfAborted, withDeadline } from './abort.js';
 import type { CollectionDefinition } from './define-collection.js';
 import { redactMongoUrl, scrubCredentials } from './redact-url.js';
 import type { CasStrategy, Store, StoreCollection } from './store.js';

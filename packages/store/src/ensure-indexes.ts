@@ -1,6 +1,5 @@
-import { ToolplaneError } from '@toolplane/contracts';
+import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
 import type { Document } from 'mongodb';
-import { throwIfAborted } from './abort.js';
 import type { CollectionDefinition } from './define-collection.js';
 import { createIndexOptions, effectiveIndex, indexDifferences, type IndexDegradation } from './index-spec.js';
 import type { Store } from './store.js';

@@ -1,6 +1,5 @@
-import { ToolplaneError } from '@toolplane/contracts';
+import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
 import type { Document, Filter, WithId } from 'mongodb';
-import { throwIfAborted } from './abort.js';
 import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { StoreCollection } from './store.js';
 import { toStoreError } from './store-error.js';

@@ -1,6 +1,5 @@
-import { ToolplaneError } from '@toolplane/contracts';
+import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
 import type { Document, Filter, OptionalUnlessRequiredId, WithId } from 'mongodb';
-import { throwIfAborted } from './abort.js';
 import { assertStorable } from './assert-storable.js';
 import type { StoreCollection } from './store.js';
 import { isDuplicateKeyError, toStoreError } from './store-error.js';

@@ -1,5 +1,4 @@
-import { hasErrorCode, ToolplaneError, type ErrorCode } from '@toolplane/contracts';
-import { abortError } from './abort.js';
+import { abortError, hasErrorCode, ToolplaneError, type ErrorCode } from '@toolplane/contracts';
 
 // Server error codes, as MongoDB documents them (FerretDB returns the same numbers, often without codeName).
 const duplicateKeyCodes = new Set([11000, 11001, 12582]);

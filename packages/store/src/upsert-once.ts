@@ -1,6 +1,5 @@
-import { ToolplaneError } from '@toolplane/contracts';
+import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
 import { BSON, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
-import { throwIfAborted } from './abort.js';
 import { assertStorable } from './assert-storable.js';
 import { assertKey, findExisting, insertIfAbsent, type CreateResult } from './insert-if-absent.js';
 import type { StoreCollection } from './store.js';

@@ -1,4 +1,4 @@
-import { hasErrorCode, ToolplaneError } from '@toolplane/contracts';
+import { hasErrorCode, ToolplaneError } from './errors.js';
 
 /** The error an aborted operation fails with: the reason's own code if it has one, TIMEOUT for a timeout signal, else CANCELLED. */
 export function abortError(what: string, reason: unknown): ToolplaneError {
