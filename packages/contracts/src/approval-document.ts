@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { Approvers } from './approval-events.js';
+import { ApprovalOutcomeEvent, Approvers } from './approval-events.js';
 import { RiskClass, SideEffectClass } from './classification.js';
 import { AgentRevision, ExternalId, InvocationId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolCallId, ToolId, ToolVersion, Uuid, WorkspaceId, boundedText } from './primitives.js';
+import { DescriptorRetirementReason } from './registry-events.js';
 import { ApprovalState } from './states.js';
 
 /**
@@ -32,6 +33,13 @@ export const Approval = z.object({
   decidedAt: IsoDateTime.optional(),
   reason: boundedText(1024).optional(),
   consumedAt: IsoDateTime.optional(),
+  /** Why the approval is Voided: what happened to the tool version it is bound to. */
+  voidReason: DescriptorRetirementReason.optional(),
+  /**
+   * Events of transitions not yet confirmed published (a transactional outbox): written in the same guarded write
+   * as the transition, cleared once published, republished by a sweeper if the writer died in between.
+   */
+  outbox: z.array(ApprovalOutcomeEvent).max(8).optional(),
   correlationId: ExternalId,
   flowRunId: ExternalId.optional(),
   workItemId: ExternalId.optional(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RiskClass, SideEffectClass } from './classification.js';
 import { ApprovalEventMetadata, InvocationEventMetadata, defineEvent } from './event-metadata.js';
 import { IsoDateTime, PrincipalId, Sha256Hex, Uuid, boundedText } from './primitives.js';
+import { DescriptorRetirementReason } from './registry-events.js';
 
 /** Who may decide an approval: principals named outright, or holders of a role; at least one of either. */
 export const Approvers = z
@@ -69,3 +70,19 @@ export const ApprovalConsumed = defineEvent(
   'The granted approval was used by its invocation and cannot be used again.',
 );
 export type ApprovalConsumed = z.infer<typeof ApprovalConsumed>;
+
+/**
+ * The registry suspended or retired the tool version a pending or granted approval is bound to: the approval is
+ * void (state Voided) and its invocation ends Denied; a new approval is needed for a re-bound version.
+ */
+export const ApprovalVoided = defineEvent(
+  'ApprovalVoided',
+  ApprovalEventMetadata,
+  z.strictObject({ approvalId: Uuid, requestHash: Sha256Hex, reason: DescriptorRetirementReason }),
+  'The tool version the approval is bound to was suspended or retired; the approval can never be used.',
+);
+export type ApprovalVoided = z.infer<typeof ApprovalVoided>;
+
+/** The events the approval service emits about an approval after its creation, each at most once per approval. */
+export const ApprovalOutcomeEvent = z.discriminatedUnion('type', [ApprovalGranted, ApprovalRejected, ApprovalExpired, ApprovalConsumed, ApprovalVoided]);
+export type ApprovalOutcomeEvent = z.infer<typeof ApprovalOutcomeEvent>;

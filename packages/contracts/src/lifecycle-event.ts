@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested } from './approval-events.js';
+import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, ApprovalVoided } from './approval-events.js';
 import {
   InvocationDenied,
   InvocationReceived,
@@ -37,7 +37,7 @@ export const InvocationEvent = z.discriminatedUnion('type', [
 export type InvocationEvent = z.infer<typeof InvocationEvent>;
 
 /** The events of an approval: requested by the adapter, decided and consumed through the approval service. */
-export const ApprovalEvent = z.discriminatedUnion('type', [ApprovalRequested, ApprovalGranted, ApprovalRejected, ApprovalExpired, ApprovalConsumed]);
+export const ApprovalEvent = z.discriminatedUnion('type', [ApprovalRequested, ApprovalGranted, ApprovalRejected, ApprovalExpired, ApprovalConsumed, ApprovalVoided]);
 export type ApprovalEvent = z.infer<typeof ApprovalEvent>;
 
 /** The events of the MCP server registry and its tool descriptors. */

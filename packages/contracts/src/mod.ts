@@ -1,8 +1,42 @@
 // The public entry of @toolplane/contracts: every v1 wire message and stored document, the subject map, the
 // stream definitions, canonical JSON and hashing, and the error taxonomy.
 export { abortError, raceAbort, sleep, throwIfAborted, withDeadline } from './abort.js';
-export { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, Approvers } from './approval-events.js';
+export {
+  ApprovalConsumed,
+  ApprovalExpired,
+  ApprovalGranted,
+  ApprovalOutcomeEvent,
+  ApprovalRejected,
+  ApprovalRequested,
+  ApprovalVoided,
+  Approvers,
+} from './approval-events.js';
 export { Approval } from './approval-document.js';
+export {
+  ApprovalReply,
+  ApprovalView,
+  ApproveApprovalRequest,
+  ConsumeApprovalRequest,
+  ListApprovalsReply,
+  ListApprovalsRequest,
+  RejectApprovalRequest,
+  ShowApprovalRequest,
+  approvalCommandSchemas,
+  approvalOperations,
+} from './approval-commands.js';
+export {
+  AUTHORIZATION_HEADER,
+  AgentContextClaims,
+  OperatorClaims,
+  RoleName,
+  TOKEN_AUDIENCE,
+  TokenAlgorithm,
+  TokenClaims,
+  TokenKind,
+  TrustedKeys,
+  TrustedKeysSetting,
+  TrustedPublicJwk,
+} from './auth-tokens.js';
 export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
 export {
   IdempotencySemantics,

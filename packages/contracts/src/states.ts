@@ -28,10 +28,13 @@ export function isTerminalInvocationState(state: InvocationState): state is Term
   return TerminalInvocationState.safeParse(state).success;
 }
 
-/** The states of an approval: decided once, used once. */
-export const ApprovalState = z.enum(['Pending', 'Granted', 'Rejected', 'Expired', 'Consumed']);
+/**
+ * The states of an approval: decided once, used once. Voided: the registry suspended or retired the tool version
+ * the approval is bound to before it was used, so it can never be decided or consumed.
+ */
+export const ApprovalState = z.enum(['Pending', 'Granted', 'Rejected', 'Expired', 'Consumed', 'Voided']);
 export type ApprovalState = z.infer<typeof ApprovalState>;
 
 /** The approval states that can no longer change. */
-export const TerminalApprovalState = ApprovalState.extract(['Rejected', 'Expired', 'Consumed']);
+export const TerminalApprovalState = ApprovalState.extract(['Rejected', 'Expired', 'Consumed', 'Voided']);
 export type TerminalApprovalState = z.infer<typeof TerminalApprovalState>;

@@ -1,5 +1,14 @@
 import type { z } from 'zod';
-import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested } from './approval-events.js';
+import {
+  ApprovalReply,
+  ApproveApprovalRequest,
+  ConsumeApprovalRequest,
+  ListApprovalsReply,
+  ListApprovalsRequest,
+  RejectApprovalRequest,
+  ShowApprovalRequest,
+} from './approval-commands.js';
+import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, ApprovalVoided } from './approval-events.js';
 import { DeadLetter } from './dead-letter.js';
 import { WireError } from './errors.js';
 import {
@@ -52,6 +61,14 @@ export const wireSchemas = {
   ApprovalRejected,
   ApprovalExpired,
   ApprovalConsumed,
+  ApprovalVoided,
+  ListApprovalsRequest,
+  ListApprovalsReply,
+  ShowApprovalRequest,
+  ApproveApprovalRequest,
+  RejectApprovalRequest,
+  ConsumeApprovalRequest,
+  ApprovalReply,
   McpServerRegistered,
   McpServerStateChanged,
   McpCapabilitiesDiscovered,

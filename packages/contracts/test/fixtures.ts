@@ -92,6 +92,7 @@ export const sampleEvents = {
   ApprovalRejected: { type: 'ApprovalRejected', data: { approvalId: ids.approval, requestHash: hash('a'), decidedBy: 'user:bob', reason: 'not today' }, metadata: approvalMetadata },
   ApprovalExpired: { type: 'ApprovalExpired', data: { approvalId: ids.approval, requestHash: hash('a') }, metadata: approvalMetadata },
   ApprovalConsumed: { type: 'ApprovalConsumed', data: { approvalId: ids.approval, requestHash: hash('a') }, metadata: approvalMetadata },
+  ApprovalVoided: { type: 'ApprovalVoided', data: { approvalId: ids.approval, requestHash: hash('a'), reason: 'DefinitionChanged' }, metadata: approvalMetadata },
   McpServerRegistered: {
     type: 'McpServerRegistered',
     data: { serverId: ids.server, name: 'github', direction: 'Consumed', transport: 'StreamableHttp', authentication: 'OAuth2ProtectedResource', governancePolicyRef: 'default' },

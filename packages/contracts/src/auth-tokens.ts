@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { AgentRevision, ExternalId, PrincipalId, TenantId, WorkspaceId } from './primitives.js';
+
+// Signed tokens (JWS compact, `@toolplane/auth` issues and verifies them) and the per-tenant trusted keys that
+// verify them. A token's claims never widen what a subject says: tenant and workspace from the subject must
+// match the token, or it is refused.
+
+/** The `aud` of every Toolplane token. */
+export const TOKEN_AUDIENCE = 'toolplane';
+
+/** The request header an operator token travels in, as `Bearer <token>`; never logged. */
+export const AUTHORIZATION_HEADER = 'Authorization';
+
+/** Who a token speaks for: an agent runtime acting for a principal, or a human operator. */
+export const TokenKind = z.enum(['agent', 'human']);
+export type TokenKind = z.infer<typeof TokenKind>;
+
+/** A role a principal holds (for example `approver`): printable ASCII without spaces. */
+export const RoleName = z.string().regex(/^[!-~]{1,128}$/);
+export type RoleName = z.infer<typeof RoleName>;
+
+/** The claims of an agent context token: which agent revision acts, for which principal, in which scope. */
+export const AgentContextClaims = z.strictObject({
+  kind: z.literal('agent'),
+  tenant: TenantId,
+  workspace: WorkspaceId,
+  /** The principal the agent acts for. */
+  principal: PrincipalId,
+  agentId: ExternalId,
+  agentRevision: AgentRevision,
+  roles: z.array(RoleName).max(32).optional(),
+});
+export type AgentContextClaims = z.infer<typeof AgentContextClaims>;
+
+/** The claims of an operator token: a human of one tenant, the workspaces they operate, their roles. */
+export const OperatorClaims = z.strictObject({
+  kind: z.literal('human'),
+  tenant: TenantId,
+  workspaces: z.array(WorkspaceId).min(1).max(64),
+  principal: PrincipalId,
+  roles: z.array(RoleName).max(32),
+});
+export type OperatorClaims = z.infer<typeof OperatorClaims>;
+
+/** The Toolplane claims of a token, by kind (registered JWT claims such as exp and aud are kept apart). */
+export const TokenClaims = z.discriminatedUnion('kind', [AgentContextClaims, OperatorClaims]);
+export type TokenClaims = z.infer<typeof TokenClaims>;
+
+/** Signature algorithms Toolplane accepts: asymmetric only (Ed25519 by default), never `none` or an HMAC. */
+export const TokenAlgorithm = z.enum(['EdDSA', 'Ed25519', 'ES256']);
+export type TokenAlgorithm = z.infer<typeof TokenAlgorithm>;
+
+const base64Url = (length: number) => z.string().regex(new RegExp(`^[A-Za-z0-9_-]{${length}}$`));
+const publicKeyCommon = {
+  kid: z.string().regex(/^[!-~]{1,128}$/),
+  use: z.literal('sig').optional(),
+  key_ops: z.array(z.literal('verify')).max(1).optional(),
+};
+
+/** A trusted public verification key as a JWK, named by its `kid`; private or symmetric key material is refused. */
+export const TrustedPublicJwk = z.discriminatedUnion('kty', [
+  z.strictObject({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: base64Url(43), alg: z.enum(['EdDSA', 'Ed25519']).optional(), ...publicKeyCommon }),
+  z.strictObject({ kty: z.literal('EC'), crv: z.literal('P-256'), x: base64Url(43), y: base64Url(43), alg: z.literal('ES256').optional(), ...publicKeyCommon }),
+]);
+export type TrustedPublicJwk = z.infer<typeof TrustedPublicJwk>;
+
+/** Per tenant, the public keys its tokens may be signed with (several during a rotation); kids unique per tenant. */
+export const TrustedKeys = z.record(TenantId, z.array(TrustedPublicJwk).min(1).max(16)).superRefine((keys, ctx) => {
+  for (const [tenant, jwks] of Object.entries(keys)) {
+    const kids = jwks.map((jwk) => jwk.kid);
+    const duplicate = kids.find((kid, i) => kids.indexOf(kid) !== i);
+    if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: [tenant], message: `kid ${JSON.stringify(duplicate)} appears twice` });
+  }
+});
+export type TrustedKeys = z.infer<typeof TrustedKeys>;
+
+/** Where in a key set private or symmetric key material sits (`acme[0]`), if anywhere. */
+function privateKeyMaterial(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [tenant, jwks] of Object.entries(value)) {
+    if (!Array.isArray(jwks)) continue;
+    const at = jwks.findIndex((jwk: unknown) => typeof jwk === 'object' && jwk !== null && ('d' in jwk || 'k' in jwk || (jwk as { kty?: unknown }).kty === 'oct'));
+    if (at >= 0) return `${tenant}[${at}]`;
+  }
+  return undefined;
+}
+
+function issuePath(issue: z.core.$ZodIssue): string {
+  return issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('');
+}
+
+/**
+ * A setting holding TrustedKeys as JSON text (for example TOOLPLANE_TRUSTED_KEYS), parsed and validated; every
+ * failure is one issue without a path, so a service's start-up error is one line naming the setting.
+ */
+export const TrustedKeysSetting = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is missing (a JSON object: {"<tenant>": [<public JWK with kid>, …]})' : 'must be a string') })
+  .transform((text, ctx) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not valid JSON (expected {"<tenant>": [<public JWK with kid>, …]})' });
+      return z.NEVER;
+    }
+    // Named outright (and before the schema speaks of unknown keys): a secret must never be configured here.
+    const leaked = privateKeyMaterial(value);
+    if (leaked !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `holds private or symmetric key material at ${leaked}: configure public asymmetric keys only` });
+      return z.NEVER;
+    }
+    const parsed = TrustedKeys.safeParse(value);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      ctx.addIssue({ code: 'custom', message: `is not a valid key set: ${first ? `${issuePath(first) || 'the document'}: ${first.message}` : 'invalid'}` });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
