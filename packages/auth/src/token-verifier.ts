@@ -1,0 +1,140 @@
+import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+import {
+  AgentContextClaims,
+  OperatorClaims,
+  TOKEN_AUDIENCE,
+  TokenAlgorithm,
+  ToolplaneError,
+  type TokenKind,
+  type TrustedKeys,
+  type TrustedPublicJwk,
+} from '@toolplane/contracts';
+
+/** What the caller expects the token to be: the scope of the request (from its subject) and the kind of holder. */
+export interface ExpectedToken<K extends TokenKind = TokenKind> {
+  readonly tenant: string;
+  readonly workspace: string;
+  readonly kind: K;
+}
+
+/** The verified claims of a token of kind K. */
+export type ClaimsOf<K extends TokenKind> = K extends 'agent' ? AgentContextClaims : OperatorClaims;
+
+/** Verifies Toolplane tokens against the trusted keys of the tenant they are expected for. */
+export interface TokenVerifier {
+  /**
+   * The token's claims, once its signature, expiry, audience, tenant, workspace and kind all check out;
+   * otherwise AUTHENTICATION_FAILED with a reason that never quotes the token.
+   */
+  verify<K extends TokenKind>(token: string, expected: ExpectedToken<K>): Promise<ClaimsOf<K>>;
+}
+
+/** How a verifier tells the time and how much clock skew it forgives. */
+export interface TokenVerifierOptions {
+  readonly clock?: () => Date;
+  /** Seconds of skew allowed on exp, nbf and iat; default 30. */
+  readonly clockToleranceSeconds?: number;
+}
+
+const maxTokenLength = 8192;
+const registeredClaims = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
+
+function refused(reason: string, cause?: unknown): ToolplaneError {
+  return new ToolplaneError('AUTHENTICATION_FAILED', `token refused: ${reason}`, cause === undefined ? {} : { cause });
+}
+
+/** Which algorithms a trusted key may verify. */
+function algorithmsFor(jwk: TrustedPublicJwk): readonly TokenAlgorithm[] {
+  if (jwk.alg !== undefined) return [jwk.alg];
+  return jwk.kty === 'OKP' ? ['EdDSA', 'Ed25519'] : ['ES256'];
+}
+
+/** The reason a jose failure stands for, in words that name no token content. */
+function joseReason(error: unknown): string {
+  const { code, claim } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; claim?: unknown };
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'it has expired';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'the signature does not verify';
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'its algorithm is not accepted';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (claim === 'aud') return `it is not meant for ${TOKEN_AUDIENCE}`;
+      if (claim === 'nbf') return 'it is not valid yet';
+      if (claim === 'iat') return 'it was issued in the future';
+      return `its ${typeof claim === 'string' ? claim : 'claims'} claim is missing or invalid`;
+    default:
+      return 'it is malformed';
+  }
+}
+
+/**
+ * A verifier over per-tenant trusted public keys (see TrustedKeys; parse configuration with TrustedKeysSetting).
+ * Refuses: unsigned (`alg: none`) and symmetric or unlisted algorithms, a missing or unknown kid, a bad signature,
+ * expiry, another audience, another tenant (its keys are not consulted, and its claim must match), another
+ * workspace and the wrong kind of holder.
+ */
+export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifierOptions = {}): TokenVerifier {
+  const clock = options.clock ?? (() => new Date());
+  const tolerance = options.clockToleranceSeconds ?? 30;
+  // Imported once per (tenant, kid, alg); a failed import is not cached, so the error repeats rather than sticks.
+  const imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  const keyFor = (tenant: string, jwk: TrustedPublicJwk, alg: TokenAlgorithm) => {
+    const cacheKey = JSON.stringify([tenant, jwk.kid, alg]);
+    let key = imported.get(cacheKey);
+    if (key === undefined) {
+      key = importJWK({ ...jwk }, alg);
+      imported.set(cacheKey, key);
+      key.catch(() => imported.delete(cacheKey));
+    }
+    return key;
+  };
+
+  return {
+    async verify<K extends TokenKind>(token: string, expected: ExpectedToken<K>): Promise<ClaimsOf<K>> {
+      if (typeof token !== 'string' || token.length === 0 || token.length > maxTokenLength) throw refused('it is empty or too long');
+      let header: ProtectedHeaderParameters;
+      try {
+        header = decodeProtectedHeader(token);
+      } catch (error) {
+        throw refused('it is malformed', error);
+      }
+      if (header.alg === undefined || header.alg === 'none') throw refused('unsigned tokens are never accepted');
+      const alg = TokenAlgorithm.safeParse(header.alg);
+      if (!alg.success) throw refused(`algorithm ${JSON.stringify(String(header.alg).slice(0, 32))} is not accepted`);
+      if (typeof header.kid !== 'string' || header.kid === '') throw refused('it names no signing key (kid)');
+      if (header.crit !== undefined) throw refused('it has critical header parameters');
+      const tenantKeys = Object.hasOwn(keyConfig, expected.tenant) ? keyConfig[expected.tenant] : undefined;
+      if (tenantKeys === undefined) throw refused(`no keys are trusted for tenant ${expected.tenant}`);
+      const jwk = tenantKeys.find((candidate) => candidate.kid === header.kid);
+      if (jwk === undefined) throw refused(`its signing key is not trusted for tenant ${expected.tenant}`);
+      if (!algorithmsFor(jwk).includes(alg.data)) throw refused(`algorithm ${alg.data} does not fit its signing key`);
+
+      let payload: JWTPayload;
+      try {
+        const key = await keyFor(expected.tenant, jwk, alg.data);
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: [alg.data],
+          audience: TOKEN_AUDIENCE,
+          currentDate: clock(),
+          clockTolerance: tolerance,
+          requiredClaims: ['sub', 'iat', 'exp'],
+        }));
+      } catch (error) {
+        throw refused(joseReason(error), error);
+      }
+      if (typeof payload.iat === 'number' && payload.iat > clock().getTime() / 1000 + tolerance) throw refused('it was issued in the future');
+
+      const custom = Object.fromEntries(Object.entries(payload).filter(([name]) => !registeredClaims.has(name)));
+      const schema = expected.kind === 'agent' ? AgentContextClaims : OperatorClaims;
+      if (custom['kind'] !== expected.kind) throw refused(`expected ${expected.kind === 'agent' ? 'an agent context' : 'an operator'} token`);
+      const claims = schema.safeParse({ ...custom, principal: payload.sub });
+      if (!claims.success) throw refused('its claims are malformed');
+      if (claims.data.tenant !== expected.tenant) throw refused('it is for another tenant');
+      const workspaces = claims.data.kind === 'agent' ? [claims.data.workspace] : claims.data.workspaces;
+      if (!workspaces.includes(expected.workspace)) throw refused(`it does not cover workspace ${expected.workspace}`);
+      return claims.data as ClaimsOf<K>;
+    },
+  };
+}
