@@ -1,0 +1,159 @@
+import { ToolplaneError } from '@toolplane/contracts';
+import type { McpToolResult } from './model.js';
+import { connectMcp, type McpConnectOptions, type McpRequestOptions, type McpSession } from './session.js';
+import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
+
+/** Options of createMcpPool. */
+export interface McpPoolOptions {
+  /** How sessions are opened (limits, handshake deadline…); `signal` is the pool's own. */
+  readonly connect?: Omit<McpConnectOptions, 'signal'> | undefined;
+}
+
+/** Sessions shared by target: one open session per target key, reopened when it breaks. */
+export interface McpPool {
+  /** The open session for `target`, connecting (once, however many callers wait) if there is none. */
+  session(target: McpTarget, options?: McpRequestOptions): Promise<McpSession>;
+  /**
+   * Calls a tool through the pooled session, within one deadline: if it passes while the session is still
+   * being opened, the call was never sent (TIMEOUT); afterwards the session's rules apply (UNKNOWN_OUTCOME).
+   */
+  callTool(target: McpTarget, name: string, args: Record<string, unknown>, options?: McpRequestOptions): Promise<McpToolResult>;
+  /** Listens to `notifications/tools/list_changed` of `target` across reconnections; returns the unsubscribe function. */
+  onToolsListChanged(target: McpTarget, listener: () => void): () => void;
+  /** Closes and forgets the session of `target`, if any. */
+  evict(target: McpTarget): Promise<void>;
+  /** How many sessions are open. */
+  readonly size: number;
+  /** Closes every session; later calls fail with TEMPORARY_UNAVAILABLE. */
+  close(): Promise<void>;
+}
+
+/** Creates a pool of MCP sessions. */
+export function createMcpPool(options: McpPoolOptions = {}): McpPool {
+  const sessions = new Map<string, McpSession>();
+  const connecting = new Map<string, Promise<McpSession>>();
+  const listeners = new Map<string, Set<() => void>>();
+  const lifetime = new AbortController();
+  let closing: Promise<void> | undefined;
+
+  const open = (key: string, target: McpTarget): Promise<McpSession> => {
+    const pending = connectMcp(target, { ...options.connect, signal: lifetime.signal })
+      .then(async (session) => {
+        if (closing !== undefined) {
+          await session.close();
+          throw poolClosed();
+        }
+        sessions.set(key, session);
+        session.onToolsListChanged(() => {
+          for (const listener of [...(listeners.get(key) ?? [])]) listener();
+        });
+        session.onClose(() => {
+          if (sessions.get(key) === session) sessions.delete(key);
+        });
+        return session;
+      })
+      .finally(() => connecting.delete(key));
+    connecting.set(key, pending);
+    return pending;
+  };
+
+  const session = async (target: McpTarget, requestOptions: McpRequestOptions = {}): Promise<McpSession> => {
+    if (closing !== undefined) throw poolClosed();
+    validateTarget(target);
+    const key = mcpTargetKey(target);
+    const current = sessions.get(key);
+    if (current?.isOpen === true) return current;
+    if (current !== undefined) sessions.delete(key);
+    const pending = connecting.get(key) ?? open(key, target);
+    return withinDeadline(pending, requestOptions, `opening a session to ${describeTarget(target)}`);
+  };
+
+  return {
+    session,
+    async callTool(target, name, args, requestOptions = {}) {
+      const started = performance.now();
+      const pooled = await session(target, requestOptions);
+      const remaining = requestOptions.timeoutMs === undefined ? undefined : Math.max(0, requestOptions.timeoutMs - (performance.now() - started));
+      return pooled.callTool(name, args, { signal: requestOptions.signal, timeoutMs: remaining === undefined ? undefined : Math.floor(remaining) });
+    },
+    onToolsListChanged(target, listener) {
+      const key = mcpTargetKey(target);
+      let set = listeners.get(key);
+      if (set === undefined) {
+        set = new Set();
+        listeners.set(key, set);
+      }
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && listeners.get(key) === set) listeners.delete(key);
+      };
+    },
+    async evict(target) {
+      const key = mcpTargetKey(target);
+      const current = sessions.get(key);
+      sessions.delete(key);
+      await current?.close();
+    },
+    get size() {
+      return sessions.size;
+    },
+    close() {
+      closing ??= (async () => {
+        lifetime.abort(poolClosed());
+        await Promise.allSettled([...connecting.values()]);
+        const open = [...sessions.values()];
+        sessions.clear();
+        listeners.clear();
+        await Promise.allSettled(open.map((s) => s.close()));
+      })();
+      return closing;
+    },
+  };
+}
+
+function poolClosed(): ToolplaneError {
+  return new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the MCP session pool is closed', { details: { providerErrorType: 'PoolClosed' } });
+}
+
+/**
+ * Waits for a shared promise within one caller's deadline and signal, without cancelling it for the others.
+ * Nothing was sent on the caller's behalf yet, so running out of time is TIMEOUT and an abort is CANCELLED.
+ */
+function withinDeadline<T>(work: Promise<T>, options: McpRequestOptions, what: string): Promise<T> {
+  const { signal, timeoutMs } = options;
+  if (signal === undefined && timeoutMs === undefined) return work;
+  work.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const finish = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      finish();
+      reject(new ToolplaneError('CANCELLED', `${what} was cancelled before any request was sent`, { details: { providerErrorType: 'Cancelled' } }));
+    };
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            finish();
+            reject(new ToolplaneError('TIMEOUT', `${what}: the deadline passed before the request was sent`, { details: { providerErrorType: 'Deadline' } }));
+          }, Math.max(0, timeoutMs));
+    if (signal?.aborted === true) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        finish();
+        resolve(value);
+      },
+      (error: unknown) => {
+        finish();
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

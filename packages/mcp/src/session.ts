@@ -1,0 +1,441 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolResultSchema,
+  EmptyResultSchema,
+  ListPromptsResultSchema,
+  ListResourcesResultSchema,
+  ListToolsResultSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ToolplaneError } from '@toolplane/contracts';
+import path from 'node:path';
+import type { McpImplementation, McpPrompt, McpResource, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
+import { normalizePrompt, normalizeResource, normalizeTool, normalizeToolResult } from './normalize.js';
+import { collectPages, type PageLimits } from './pagination.js';
+import { createSessionFetch, type SessionFetch } from './session-fetch.js';
+import { ChildProcessTransport } from './stdio-transport.js';
+import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
+import { NOT_DELIVERED, translateMcpError } from './translate-error.js';
+
+/** Options of every request: the caller's signal and a deadline. */
+export interface McpRequestOptions {
+  /** Aborting it ends the request: CANCELLED, or UNKNOWN_OUTCOME for a tool call already sent. */
+  readonly signal?: AbortSignal | undefined;
+  /** The deadline, in ms from now; the session's default when absent. TIMEOUT, or UNKNOWN_OUTCOME for a tool call already sent. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** Options of a paginated listing: a deadline for the whole listing, and bounds on pages and items. */
+export type McpListOptions = McpRequestOptions & PageLimits;
+
+/** How to connect, and the limits of the session. */
+export interface McpConnectOptions {
+  readonly signal?: AbortSignal | undefined;
+  /** Deadline of the handshake (default 30 s). */
+  readonly timeoutMs?: number | undefined;
+  /** Default deadline of requests that name none (default 60 s). */
+  readonly requestTimeoutMs?: number | undefined;
+  /** How this client introduces itself (default `toolplane`). */
+  readonly clientInfo?: McpImplementation | undefined;
+  /** The largest message accepted from (or sent to) the server, in bytes (default 4 MiB); a larger one closes the session. */
+  readonly maxMessageBytes?: number | undefined;
+  /** stdio: how much of the server's stderr is kept (default 64 KiB). */
+  readonly maxStderrBytes?: number | undefined;
+  /** stdio: how long the server gets to exit after SIGTERM before its process group is killed (default 2 s). */
+  readonly killGraceMs?: number | undefined;
+  /** stdio: the PATH of the child (default: node's directory, /usr/local/bin, /usr/bin, /bin). */
+  readonly stdioPath?: string | undefined;
+  /** stdio: receives the server's stderr as it arrives (packages do not log; a service may). */
+  readonly onStderr?: ((text: string) => void) | undefined;
+}
+
+/** A live connection to one MCP server, after the handshake. */
+export interface McpSession {
+  /** The pool key of the target (a hash; no secrets). */
+  readonly key: string;
+  /** The target's transport. */
+  readonly transport: McpTarget['transport'];
+  /** The server's name and version from the handshake. */
+  readonly serverInfo: McpImplementation;
+  /** The protocol version both sides agreed on. */
+  readonly protocolVersion: string;
+  /** What the server said it supports. */
+  readonly capabilities: McpServerCapabilities;
+  /** The server's usage instructions, if it sent any (untrusted text). */
+  readonly instructions: string | undefined;
+  /** stdio: the server's process id (its process group id too). */
+  readonly pid: number | undefined;
+  /** False once the session closed, by close() or because it broke. */
+  readonly isOpen: boolean;
+  /** All tools, following pagination to the end. */
+  listTools(options?: McpListOptions): Promise<McpTool[]>;
+  /** All resources, following pagination to the end. */
+  listResources(options?: McpListOptions): Promise<McpResource[]>;
+  /** All prompts, following pagination to the end. */
+  listPrompts(options?: McpListOptions): Promise<McpPrompt[]>;
+  /** A round trip to the server. */
+  ping(options?: McpRequestOptions): Promise<void>;
+  /** Calls a tool; an `isError` result is returned, not thrown. */
+  callTool(name: string, args: Record<string, unknown>, options?: McpRequestOptions): Promise<McpToolResult>;
+  /** Calls `listener` on every `notifications/tools/list_changed`; returns the unsubscribe function. */
+  onToolsListChanged(listener: () => void): () => void;
+  /** Calls `listener` once when the session closes, with the reason if it broke. */
+  onClose(listener: (reason: ToolplaneError | undefined) => void): () => void;
+  /** Resolves (never rejects) when the session has closed: with the reason if it broke, undefined after close(). */
+  closed(): Promise<ToolplaneError | undefined>;
+  /** stdio: the most recent stderr of the server (bounded); empty for HTTP. */
+  stderrTail(): string;
+  /** Ends the session: stdio kills the server's process group; HTTP ends the session on the server and aborts requests. */
+  close(): Promise<void>;
+}
+
+/** Defaults of McpConnectOptions. */
+export const MCP_DEFAULTS = {
+  handshakeTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
+  maxMessageBytes: 4 * 1024 * 1024,
+  maxStderrBytes: 64 * 1024,
+  killGraceMs: 2_000,
+  clientInfo: { name: 'toolplane', version: '0.1.0' },
+} as const;
+
+// The SDK applies its own timeout to every request (60 s by default); ours must always fire first so the
+// failure is classified by our deadline, hence the SDK gets a longer one.
+const SDK_TIMEOUT_SLACK_MS = 5_000;
+// How long close() waits for an HTTP server to acknowledge the end of the session.
+const TERMINATE_SESSION_MS = 2_000;
+
+/** The minimal PATH a stdio server gets unless told otherwise: where node is, and the system directories. */
+export function minimalPath(): string {
+  return [...new Set([path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'])].join(':');
+}
+
+/**
+ * Connects to an MCP server and completes the handshake (protocol version negotiation, capabilities). Failures
+ * are ToolplaneErrors: a missing stdio command is NOT_FOUND, a refused connection TEMPORARY_UNAVAILABLE, HTTP
+ * 401/403/404/429 AUTHENTICATION_FAILED/AUTHORIZATION_DENIED/NOT_FOUND/RATE_LIMITED, a passed deadline TIMEOUT.
+ * Nothing is left running when it fails.
+ */
+export async function connectMcp(target: McpTarget, options: McpConnectOptions = {}): Promise<McpSession> {
+  validateTarget(target);
+  const maxMessageBytes = options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes;
+  const description = describeTarget(target);
+  const timeoutMs = options.timeoutMs ?? MCP_DEFAULTS.handshakeTimeoutMs;
+  const signal = options.signal;
+  const failBeforeStart = (aborted: 'deadline' | 'cancelled') =>
+    translateMcpError(undefined, { method: 'initialize', target: description, dispatched: false, aborted, timeoutMs });
+  if (signal?.aborted === true) throw failBeforeStart(abortKind(signal.reason));
+  if (!(timeoutMs > 0)) throw failBeforeStart('deadline');
+
+  let broken: (error: ToolplaneError) => void = () => undefined;
+  let stdio: ChildProcessTransport | undefined;
+  let http: { transport: StreamableHTTPClientTransport; fetch: SessionFetch } | undefined;
+  if (target.transport === 'stdio') {
+    stdio = new ChildProcessTransport(target, {
+      maxMessageBytes,
+      maxStderrBytes: options.maxStderrBytes ?? MCP_DEFAULTS.maxStderrBytes,
+      killGraceMs: options.killGraceMs ?? MCP_DEFAULTS.killGraceMs,
+      path: options.stdioPath ?? minimalPath(),
+      onStderr: options.onStderr,
+    });
+  } else {
+    const sessionFetch = createSessionFetch({ maxMessageBytes, onOversized: (error) => broken(error) });
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      fetch: sessionFetch.fetch,
+      requestInit: { headers: { ...target.headers } },
+      // A long-lived standalone event stream is reopened a few times, not forever.
+      reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
+    });
+    http = { transport, fetch: sessionFetch };
+  }
+  const transport = stdio ?? http!.transport;
+  const client = new Client({ ...(options.clientInfo ?? MCP_DEFAULTS.clientInfo) }, { capabilities: {} });
+  const session = new ClientSession({
+    key: mcpTargetKey(target),
+    target,
+    description,
+    client,
+    stdio,
+    http,
+    requestTimeoutMs: options.requestTimeoutMs ?? MCP_DEFAULTS.requestTimeoutMs,
+  });
+  broken = (error) => session.breakWith(error);
+
+  const controller = new AbortController();
+  let aborted: 'deadline' | 'cancelled' | undefined;
+  const stop = (kind: 'deadline' | 'cancelled', reason: unknown) => {
+    aborted ??= kind;
+    controller.abort(reason);
+    // The handshake's last step (the `initialized` notification) takes no signal: closing the transport ends it.
+    void transport.close();
+  };
+  const timer = setTimeout(() => stop('deadline', new ToolplaneError('TIMEOUT', 'handshake deadline')), timeoutMs);
+  const onAbort = () => stop(abortKind(signal?.reason), signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await client.connect(transport, { signal: controller.signal, timeout: timeoutMs + SDK_TIMEOUT_SLACK_MS });
+    session.completeHandshake();
+    return session;
+  } catch (error) {
+    await session.close();
+    throw translateMcpError(error, {
+      method: 'initialize',
+      target: description,
+      dispatched: true,
+      aborted,
+      timeoutMs,
+      transportFailure: stdio?.failureReason,
+      transportClosed: true,
+    });
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Whether an abort reason means a deadline (AbortSignal.timeout, a TIMEOUT error) or a cancellation. */
+function abortKind(reason: unknown): 'deadline' | 'cancelled' {
+  if (typeof reason === 'object' && reason !== null) {
+    const { name, code } = reason as { name?: unknown; code?: unknown };
+    if (name === 'TimeoutError' || code === 'TIMEOUT') return 'deadline';
+  }
+  return 'cancelled';
+}
+
+interface SessionParts {
+  readonly key: string;
+  readonly target: McpTarget;
+  readonly description: string;
+  readonly client: Client;
+  readonly stdio: ChildProcessTransport | undefined;
+  readonly http: { transport: StreamableHTTPClientTransport; fetch: SessionFetch } | undefined;
+  readonly requestTimeoutMs: number;
+}
+
+// Failures after which an HTTP session is not worth keeping: the pool then opens a fresh one (a restarted
+// server no longer knows the session id; an oversized or garbled stream cannot be resynchronised).
+const SESSION_BREAKING = /^(Network\(|HttpStatus\((400|404)\)|MalformedReply|MessageTooLarge|UnexpectedContentType|ConnectionClosed)/;
+
+class ClientSession implements McpSession {
+  readonly key: string;
+  readonly transport: McpTarget['transport'];
+  private readonly parts: SessionParts;
+  private info: McpImplementation = { name: '', version: '' };
+  private version = '';
+  private serverCapabilities: McpServerCapabilities = {};
+  private serverInstructions: string | undefined;
+  private readonly listChangedListeners = new Set<() => void>();
+  private readonly closeListeners = new Set<(reason: ToolplaneError | undefined) => void>();
+  private failure: ToolplaneError | undefined;
+  private closing: Promise<void> | undefined;
+  private ended = false;
+  private resolveClosed: (reason: ToolplaneError | undefined) => void = () => undefined;
+  private readonly closedPromise: Promise<ToolplaneError | undefined>;
+
+  constructor(parts: SessionParts) {
+    this.parts = parts;
+    this.key = parts.key;
+    this.transport = parts.target.transport;
+    this.closedPromise = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    parts.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      for (const listener of [...this.listChangedListeners]) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own business; the others still hear about the change.
+        }
+      }
+    });
+    // The SDK calls onclose when the transport ends, whoever ended it.
+    parts.client.onclose = () => {
+      if (this.closing === undefined) this.closing = this.finish(this.parts.stdio?.failureReason);
+    };
+    // Transport-level errors (a dropped event stream, an unparsable event) are reported per request where they
+    // matter; here they are only absorbed so the SDK does not rethrow them.
+    parts.client.onerror = () => undefined;
+  }
+
+  get serverInfo(): McpImplementation {
+    return this.info;
+  }
+
+  get protocolVersion(): string {
+    return this.version;
+  }
+
+  get capabilities(): McpServerCapabilities {
+    return this.serverCapabilities;
+  }
+
+  get instructions(): string | undefined {
+    return this.serverInstructions;
+  }
+
+  get pid(): number | undefined {
+    return this.parts.stdio?.pid;
+  }
+
+  get isOpen(): boolean {
+    return this.closing === undefined;
+  }
+
+  /** Records what the handshake established. */
+  completeHandshake(): void {
+    const { client } = this.parts;
+    const server = client.getServerVersion();
+    this.info = { name: server?.name ?? '', version: server?.version ?? '', ...(server?.title === undefined ? {} : { title: server.title }) };
+    this.serverCapabilities = (client.getServerCapabilities() ?? {}) as McpServerCapabilities;
+    this.serverInstructions = client.getInstructions();
+    this.version = this.parts.stdio?.protocolVersion ?? this.parts.http?.transport.protocolVersion ?? '';
+  }
+
+  /** Closes the session because it can no longer be trusted (oversized or garbled traffic). */
+  breakWith(error: ToolplaneError): void {
+    this.failure ??= error;
+    void this.close();
+  }
+
+  listTools(options: McpListOptions = {}): Promise<McpTool[]> {
+    return this.run('tools/list', options, undefined, (sdk) =>
+      collectPages('tools', options, async (cursor) => {
+        const page = await this.parts.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, sdk);
+        return { items: page.tools.map(normalizeTool), nextCursor: page.nextCursor };
+      }),
+    );
+  }
+
+  listResources(options: McpListOptions = {}): Promise<McpResource[]> {
+    return this.run('resources/list', options, undefined, (sdk) =>
+      collectPages('resources', options, async (cursor) => {
+        const page = await this.parts.client.request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, ListResourcesResultSchema, sdk);
+        return { items: page.resources.map(normalizeResource), nextCursor: page.nextCursor };
+      }),
+    );
+  }
+
+  listPrompts(options: McpListOptions = {}): Promise<McpPrompt[]> {
+    return this.run('prompts/list', options, undefined, (sdk) =>
+      collectPages('prompts', options, async (cursor) => {
+        const page = await this.parts.client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, ListPromptsResultSchema, sdk);
+        return { items: page.prompts.map(normalizePrompt), nextCursor: page.nextCursor };
+      }),
+    );
+  }
+
+  async ping(options: McpRequestOptions = {}): Promise<void> {
+    await this.run('ping', options, undefined, (sdk) => this.parts.client.request({ method: 'ping' }, EmptyResultSchema, sdk));
+  }
+
+  callTool(name: string, args: Record<string, unknown>, options: McpRequestOptions = {}): Promise<McpToolResult> {
+    // The SDK's Client.callTool would also check structuredContent against the outputSchema it cached from
+    // tools/list, and throw after the tool ran; validation against the bound schema is the caller's job.
+    return this.run('tools/call', options, name, async (sdk) =>
+      normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, sdk)),
+    );
+  }
+
+  onToolsListChanged(listener: () => void): () => void {
+    this.listChangedListeners.add(listener);
+    return () => this.listChangedListeners.delete(listener);
+  }
+
+  onClose(listener: (reason: ToolplaneError | undefined) => void): () => void {
+    if (this.ended) {
+      listener(this.failure);
+      return () => undefined;
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  closed(): Promise<ToolplaneError | undefined> {
+    return this.closedPromise;
+  }
+
+  stderrTail(): string {
+    return this.parts.stdio?.stderrTail() ?? '';
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.finish(undefined);
+    return this.closing;
+  }
+
+  private async finish(reason: ToolplaneError | undefined): Promise<void> {
+    this.failure ??= reason;
+    const { client, http } = this.parts;
+    if (http !== undefined && this.version !== '' && this.failure === undefined) {
+      // Tell the server the session is over; a server that does not answer in time is not waited for.
+      const timer = setTimeout(() => http.fetch.abortAll(new Error('session termination timed out')), TERMINATE_SESSION_MS);
+      await http.transport.terminateSession().catch(() => undefined);
+      clearTimeout(timer);
+    }
+    await client.close().catch(() => undefined);
+    http?.fetch.abortAll(new Error('session closed'));
+    this.ended = true;
+    this.listChangedListeners.clear();
+    for (const listener of [...this.closeListeners]) {
+      try {
+        listener(this.failure);
+      } catch {
+        // As for list-changed listeners.
+      }
+    }
+    this.closeListeners.clear();
+    this.resolveClosed(this.failure);
+  }
+
+  private async run<T>(method: string, options: McpRequestOptions, toolName: string | undefined, send: (sdk: RequestOptions) => Promise<T>): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.parts.requestTimeoutMs;
+    const { signal } = options;
+    const context = (dispatched: boolean, aborted: 'deadline' | 'cancelled' | undefined) => ({
+      method,
+      target: this.parts.description,
+      dispatched,
+      aborted,
+      timeoutMs,
+      toolName,
+      transportFailure: this.failure ?? this.parts.stdio?.failureReason,
+      transportClosed: !this.isOpen || this.parts.stdio?.isClosed === true,
+    });
+    if (signal?.aborted === true) throw translateMcpError(signal.reason, context(false, abortKind(signal.reason)));
+    if (!(timeoutMs > 0)) throw translateMcpError(undefined, context(false, 'deadline'));
+    if (!this.isOpen) {
+      const reason = this.failure === undefined ? 'the session is closed' : `the session broke: ${this.failure.message}`;
+      throw translateMcpError(new ToolplaneError('TEMPORARY_UNAVAILABLE', reason, { details: { providerErrorType: 'SessionClosed', [NOT_DELIVERED]: true } }), context(false, undefined));
+    }
+    // A signal per request: the SDK adds an abort listener to the signal it is given and never removes it, so a
+    // long-lived caller signal must not be handed to it directly.
+    const controller = new AbortController();
+    let aborted: 'deadline' | 'cancelled' | undefined;
+    const timer = setTimeout(() => {
+      aborted ??= 'deadline';
+      controller.abort(new ToolplaneError('TIMEOUT', `${method} deadline`));
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted ??= abortKind(signal?.reason);
+      controller.abort(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let dispatched = false;
+    try {
+      // The SDK hands the request to the transport synchronously inside request(); from here on the server may
+      // have received it.
+      const pending = send({ signal: controller.signal, timeout: timeoutMs + SDK_TIMEOUT_SLACK_MS });
+      dispatched = true;
+      return await pending;
+    } catch (error) {
+      const translated = translateMcpError(error, context(dispatched, aborted));
+      const providerErrorType = translated.details?.['providerErrorType'];
+      if (this.parts.http !== undefined && typeof providerErrorType === 'string' && SESSION_BREAKING.test(providerErrorType)) this.breakWith(translated);
+      throw translated;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
