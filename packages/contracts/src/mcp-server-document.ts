@@ -21,6 +21,16 @@ export const McpDiscoveredTool = z.object({
 });
 export type McpDiscoveredTool = z.infer<typeof McpDiscoveredTool>;
 
+/**
+ * A setting passed to a server (an environment variable of a stdio command, a header of HTTP requests): either
+ * a plain value, which must not be a credential, or a connection whose secret the broker supplies at connect time.
+ */
+export const McpServerSetting = z.union([
+  z.strictObject({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,127}$/), value: z.string().max(4096) }),
+  z.strictObject({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,127}$/), connectionRef: ConnectionRef }),
+]);
+export type McpServerSetting = z.infer<typeof McpServerSetting>;
+
 /** What handshake and discovery found on a server. */
 export const McpCapabilitiesSnapshot = z.object({
   protocolVersion: z.string().min(1).max(32),
@@ -50,7 +60,16 @@ export const McpServer = z
     /** The Streamable HTTP endpoint (transport StreamableHttp). */
     endpointUrl: z.url().max(2048).optional(),
     /** The command spawned in a sandbox (transport Stdio). */
-    command: z.object({ executable: z.string().min(1).max(1024), args: z.array(z.string().max(4096)).max(64) }).optional(),
+    command: z
+      .object({
+        executable: z.string().min(1).max(1024),
+        args: z.array(z.string().max(4096)).max(64),
+        /** The only environment the process gets besides a minimal base (no secret values: connections only). */
+        env: z.array(McpServerSetting).max(64).optional(),
+      })
+      .optional(),
+    /** Extra headers of every HTTP request to the endpoint (transport StreamableHttp); credentials only as connections. */
+    headers: z.array(McpServerSetting).max(32).optional(),
     /** The connection whose credential the secret broker leases to authenticate to the server. */
     connectionRef: ConnectionRef.optional(),
     authentication: McpAuthentication,

@@ -1,0 +1,22 @@
+import type { Scope } from './primitives.js';
+
+// The descriptor read model: the registry writes every ToolDescriptor version to a NATS KV bucket, so the tool
+// adapter resolves descriptors from a local watched copy instead of asking the registry on every invocation.
+
+/** The KV bucket holding one entry per ToolDescriptor version (active or not); written only by the registry. */
+export const DESCRIPTOR_BUCKET = 'TOOLPLANE_DESCRIPTORS';
+
+function keyToken(value: string): string {
+  // base64url has no `.`, so tool ids and versions (which may contain dots or `+`) cannot collide in a key.
+  return Buffer.from(value, 'utf8').toString('base64url');
+}
+
+/** The bucket key of one descriptor version: `{tenant}.{workspace}.{b64url(toolId)}.{b64url(toolVersion)}`. */
+export function descriptorKey(scope: Scope, toolId: string, toolVersion: string): string {
+  return `${scope.tenant}.${scope.workspace}.${keyToken(toolId)}.${keyToken(toolVersion)}`;
+}
+
+/** A key filter over the descriptors of one scope (or of every scope when none is given). */
+export function descriptorKeyFilter(scope?: Scope): string {
+  return scope === undefined ? '>' : `${scope.tenant}.${scope.workspace}.>`;
+}

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass } from './classification.js';
+import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
+import { McpServer, McpServerSetting } from './mcp-server-document.js';
+import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
+import { DescriptorRetirementReason } from './registry-events.js';
+import { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
+
+// Request/reply contracts of the registry (`tp.v1.cmd.{tenant}.{workspace}.registry.{operation}`). Scope comes from
+// the subject, never from a body. `actor` names who asks, for the record; it is not authentication.
+
+const PermissionName = z.string().regex(/^[!-~]{1,128}$/);
+const Actor = PrincipalId.optional().meta({ description: 'Who asks (recorded, not trusted for authorization).' });
+
+/** The registry's request/reply operations, as they appear in command subjects. */
+export const registryOperations = {
+  register: 'register',
+  discover: 'discover',
+  bind: 'bind',
+  unbind: 'unbind',
+  retire: 'retire',
+  grantException: 'grantException',
+  getServer: 'getServer',
+  listServers: 'listServers',
+  listTools: 'listTools',
+  getDescriptor: 'getDescriptor',
+} as const;
+
+/** Registers an MCP server (state Registered): exactly one of `stdio` and `endpointUrl`. */
+export const RegisterServerRequest = z
+  .strictObject({
+    name: McpServerName,
+    direction: McpDirection.default('Consumed'),
+    stdio: z
+      .strictObject({
+        executable: z.string().min(1).max(1024),
+        args: z.array(z.string().max(4096)).max(64).default([]),
+        env: z.array(McpServerSetting).max(64).optional(),
+      })
+      .optional(),
+    endpointUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+    headers: z.array(McpServerSetting).max(32).optional(),
+    authentication: McpAuthentication.default('None'),
+    /** The connection whose credential authenticates Toolplane to the server (OAuth2 client, workload identity). */
+    connectionRef: ConnectionRef.optional(),
+    governancePolicyRef: ExternalId.default('default'),
+    releaseId: ExternalId.optional(),
+    actor: Actor,
+  })
+  .superRefine((request, ctx) => {
+    if ((request.stdio === undefined) === (request.endpointUrl === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['stdio'], message: 'give exactly one of stdio and endpointUrl' });
+    }
+    if (request.stdio !== undefined && request.headers !== undefined) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers apply to endpointUrl only' });
+  });
+export type RegisterServerRequest = z.infer<typeof RegisterServerRequest>;
+
+/** A registered server: `created` is false when an identical registration of the name already existed. */
+export const RegisterServerReply = z.strictObject({ server: McpServer, created: z.boolean() });
+export type RegisterServerReply = z.infer<typeof RegisterServerReply>;
+
+/** Names one server of the scope. */
+export const ServerRequest = z.strictObject({ serverId: Uuid, actor: Actor });
+export type ServerRequest = z.infer<typeof ServerRequest>;
+
+/** A bound tool whose definition changed or disappeared during a discovery, and what that did to its descriptor. */
+export const ToolDefinitionChange = z.strictObject({
+  toolName: McpToolName,
+  change: z.enum(['Changed', 'Removed']),
+  previousDefinitionHash: Sha256Hex,
+  definitionHash: Sha256Hex.optional(),
+  toolId: ToolId,
+  toolVersion: ToolVersion,
+  /** DefinitionChanged: suspended until bound again; ToolRemoved: retired. */
+  descriptorNow: DescriptorRetirementReason,
+});
+export type ToolDefinitionChange = z.infer<typeof ToolDefinitionChange>;
+
+/** The server after discovery, and the bound tools whose definitions changed. */
+export const DiscoverServerReply = z.strictObject({ server: McpServer, changes: z.array(ToolDefinitionChange) });
+export type DiscoverServerReply = z.infer<typeof DiscoverServerReply>;
+
+/**
+ * Binds a discovered tool to a new ToolDescriptor version, pinning its current definition hash. The first
+ * binding of a Verified server approves its bindings and makes it Active.
+ */
+export const BindToolRequest = z.strictObject({
+  serverId: Uuid,
+  toolName: McpToolName,
+  /** The governed id; default `{server name}.{tool name}` with characters outside [A-Za-z0-9_-] replaced by `_`. */
+  toolId: ToolId.optional(),
+  /** The definition the operator reviewed: CONFLICT if the server now reports another one. */
+  expectedDefinitionHash: Sha256Hex.optional(),
+  sideEffectClass: SideEffectClass,
+  riskClass: RiskClass,
+  idempotency: IdempotencySemantics.default('NONE'),
+  permissions: z.array(PermissionName).max(64).default([]),
+  roles: z.array(PermissionName).max(64).default([]),
+  secretDependencies: z.array(ConnectionRef).max(16).default([]),
+  timeoutMs: z.number().int().positive().max(900_000).default(30_000),
+  retryPolicy: RetryPolicy.optional(),
+  rateLimits: z.array(RateLimit).max(8).default([]),
+  auditRequirements: z.strictObject({ argumentsHash: z.boolean(), resultHash: z.boolean() }).default({ argumentsHash: true, resultHash: true }),
+  /** Default from the transport: Process for stdio servers, None for remote endpoints. */
+  sandboxKind: SandboxKind.optional(),
+  commandPolicy: ToolDescriptor.shape.commandPolicy,
+  actor: Actor,
+});
+export type BindToolRequest = z.infer<typeof BindToolRequest>;
+
+/** The descriptor a bind made (or the identical one that was already active: `created` false). */
+export const BindToolReply = z.strictObject({ descriptor: ToolDescriptor, created: z.boolean(), serverState: McpServerState });
+export type BindToolReply = z.infer<typeof BindToolReply>;
+
+/** Unbinds a tool: its active descriptor is retired (reason Unbound). */
+export const UnbindToolRequest = z.strictObject({ serverId: Uuid, toolName: McpToolName, actor: Actor });
+export type UnbindToolRequest = z.infer<typeof UnbindToolRequest>;
+
+/** The descriptor as the unbind left it (inactive). */
+export const UnbindToolReply = z.strictObject({ descriptor: ToolDescriptor });
+export type UnbindToolReply = z.infer<typeof UnbindToolReply>;
+
+/** Retires a server (from Active or Degraded); every descriptor bound to it is retired with it. */
+export const RetireServerRequest = z.strictObject({ serverId: Uuid, reason: boundedText(1024).optional(), actor: Actor });
+export type RetireServerRequest = z.infer<typeof RetireServerRequest>;
+
+/** The retired server and how many descriptors retired with it. */
+export const RetireServerReply = z.strictObject({ server: McpServer, retiredDescriptors: z.number().int().nonnegative() });
+export type RetireServerReply = z.infer<typeof RetireServerReply>;
+
+/**
+ * Records a platform admin's exception letting a remote server without acceptable authentication become (or
+ * stay) Active until `expiresAt`.
+ */
+export const GrantAuthenticationExceptionRequest = z.strictObject({
+  serverId: Uuid,
+  reason: boundedText(1024),
+  expiresAt: IsoDateTime,
+  /** The platform admin who grants it. */
+  grantedBy: PrincipalId,
+});
+export type GrantAuthenticationExceptionRequest = z.infer<typeof GrantAuthenticationExceptionRequest>;
+
+/** One server's document. */
+export const ServerReply = z.strictObject({ server: McpServer });
+export type ServerReply = z.infer<typeof ServerReply>;
+
+/** A server in a listing: identity, reachability, state, capability counts and health. */
+export const McpServerSummary = z.strictObject({
+  serverId: Uuid,
+  name: McpServerName,
+  direction: McpDirection,
+  transport: McpTransport,
+  /** The endpoint URL, or the command line of a stdio server. */
+  target: z.string().max(8192),
+  authentication: McpAuthentication,
+  state: McpServerState,
+  toolCount: z.number().int().nonnegative(),
+  resourceCount: z.number().int().nonnegative(),
+  promptCount: z.number().int().nonnegative(),
+  consecutiveFailures: z.number().int().nonnegative(),
+  lastHandshakeAt: IsoDateTime.optional(),
+  version: z.number().int().positive(),
+});
+export type McpServerSummary = z.infer<typeof McpServerSummary>;
+
+/** Lists the scope's servers, oldest first, a page at a time. */
+export const ListServersRequest = z.strictObject({
+  state: McpServerState.optional(),
+  limit: z.number().int().min(1).max(500).default(100),
+  after: z.string().max(1024).optional(),
+});
+export type ListServersRequest = z.infer<typeof ListServersRequest>;
+
+/** A page of servers and the cursor of the next one. */
+export const ListServersReply = z.strictObject({ servers: z.array(McpServerSummary), next: z.string().nullable() });
+export type ListServersReply = z.infer<typeof ListServersReply>;
+
+/**
+ * Where a discovered tool stands: Unbound (listed, not invocable), Bound (invocable), Unhealthy (bound, but
+ * its server is Degraded), Suspended (its definition changed after binding; invocable again only once re-bound).
+ */
+export const ToolBindingState = z.enum(['Unbound', 'Bound', 'Unhealthy', 'Suspended']);
+export type ToolBindingState = z.infer<typeof ToolBindingState>;
+
+/** A discovered tool with its binding. */
+export const DiscoveredToolView = z.strictObject({
+  serverId: Uuid,
+  serverName: McpServerName,
+  serverState: McpServerState,
+  toolName: McpToolName,
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384).optional(),
+  definitionHash: Sha256Hex,
+  binding: ToolBindingState,
+  /** Whether a call of it would be accepted now: bound, active, healthy, on an Active server. */
+  invocable: z.boolean(),
+  toolId: ToolId.optional(),
+  toolVersion: ToolVersion.optional(),
+  sideEffectClass: SideEffectClass.optional(),
+  riskClass: RiskClass.optional(),
+  /** The definition the binding pinned, when it differs from the discovered one (a suspended binding). */
+  boundDefinitionHash: Sha256Hex.optional(),
+});
+export type DiscoveredToolView = z.infer<typeof DiscoveredToolView>;
+
+/** Lists discovered tools of one server, or of every server of the scope that is not retired. */
+export const ListToolsRequest = z.strictObject({ serverId: Uuid.optional() });
+export type ListToolsRequest = z.infer<typeof ListToolsRequest>;
+
+/** Discovered tools with their binding state. */
+export const ListToolsReply = z.strictObject({ tools: z.array(DiscoveredToolView) });
+export type ListToolsReply = z.infer<typeof ListToolsReply>;
+
+/** Reads one descriptor: an exact version, or (without one) the newest active version. */
+export const GetDescriptorRequest = z.strictObject({ toolId: ToolId, toolVersion: ToolVersion.optional() });
+export type GetDescriptorRequest = z.infer<typeof GetDescriptorRequest>;
+
+/** One descriptor. */
+export const GetDescriptorReply = z.strictObject({ descriptor: ToolDescriptor });
+export type GetDescriptorReply = z.infer<typeof GetDescriptorReply>;
