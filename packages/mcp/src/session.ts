@@ -17,7 +17,7 @@ import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
-import { NOT_DELIVERED, translateMcpError } from './translate-error.js';
+import { NOT_DELIVERED, streamableHttpStatus, translateMcpError } from './translate-error.js';
 
 /** Options of every request: the caller's signal and a deadline. */
 export interface McpRequestOptions {
@@ -186,7 +186,7 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
       dispatched: true,
       aborted,
       timeoutMs,
-      transportFailure: stdio?.failureReason,
+      transportFailure: session.failureReason ?? stdio?.failureReason,
       transportClosed: true,
     });
   } finally {
@@ -216,7 +216,7 @@ interface SessionParts {
 
 // Failures after which an HTTP session is not worth keeping: the pool then opens a fresh one (a restarted
 // server no longer knows the session id; an oversized or garbled stream cannot be resynchronised).
-const SESSION_BREAKING = /^(Network\(|HttpStatus\((400|404)\)|MalformedReply|MessageTooLarge|UnexpectedContentType|ConnectionClosed)/;
+const SESSION_BREAKING = /^(SessionExpired|Network\(|HttpStatus\((400|404)\)|MalformedReply|MessageTooLarge|UnexpectedContentType|ConnectionClosed)/;
 
 class ClientSession implements McpSession {
   readonly key: string;
@@ -281,6 +281,11 @@ class ClientSession implements McpSession {
 
   get isOpen(): boolean {
     return this.closing === undefined;
+  }
+
+  /** Why the session broke, if it did. */
+  get failureReason(): ToolplaneError | undefined {
+    return this.failure ?? this.parts.stdio?.failureReason;
   }
 
   /** Records what the handshake established. */
@@ -389,6 +394,19 @@ class ClientSession implements McpSession {
     this.resolveClosed(this.failure);
   }
 
+  /**
+   * After the handshake, HTTP 404 (or 400, which some servers answer instead) means the server no longer knows
+   * the session, typically because it restarted: the request was not processed, and a new session will do.
+   */
+  private sessionExpired(error: unknown): ToolplaneError | undefined {
+    const status = streamableHttpStatus(error);
+    if (this.parts.http === undefined || this.version === '' || (status !== 404 && status !== 400)) return undefined;
+    return new ToolplaneError('TEMPORARY_UNAVAILABLE', `the server no longer knows this session (HTTP ${status}); a new session is needed`, {
+      cause: error,
+      details: { providerErrorType: 'SessionExpired', httpStatus: status, [NOT_DELIVERED]: true },
+    });
+  }
+
   private async run<T>(method: string, options: McpRequestOptions, toolName: string | undefined, send: (sdk: RequestOptions) => Promise<T>): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.parts.requestTimeoutMs;
     const { signal } = options;
@@ -399,7 +417,7 @@ class ClientSession implements McpSession {
       aborted,
       timeoutMs,
       toolName,
-      transportFailure: this.failure ?? this.parts.stdio?.failureReason,
+      transportFailure: this.failureReason,
       transportClosed: !this.isOpen || this.parts.stdio?.isClosed === true,
     });
     if (signal?.aborted === true) throw translateMcpError(signal.reason, context(false, abortKind(signal.reason)));
@@ -429,7 +447,7 @@ class ClientSession implements McpSession {
       dispatched = true;
       return await pending;
     } catch (error) {
-      const translated = translateMcpError(error, context(dispatched, aborted));
+      const translated = translateMcpError(this.sessionExpired(error) ?? error, context(dispatched, aborted));
       const providerErrorType = translated.details?.['providerErrorType'];
       if (this.parts.http !== undefined && typeof providerErrorType === 'string' && SESSION_BREAKING.test(providerErrorType)) this.breakWith(translated);
       throw translated;

@@ -169,9 +169,11 @@ function classifyJsonRpc(rpc: JsonRpcFailure, context: FailureContext): Classifi
   }
 }
 
-// The SDK's StreamableHTTPError: an Error whose message starts "Streamable HTTP error:" and whose code is the
-// HTTP status (or -1 for an unexpected content type).
-function streamableHttpStatus(error: unknown): number | undefined {
+/**
+ * The HTTP status of the SDK's StreamableHTTPError (an Error whose message starts "Streamable HTTP error:" and
+ * whose code is the status, or -1 for an unexpected content type); undefined for any other error.
+ */
+export function streamableHttpStatus(error: unknown): number | undefined {
   if (!(error instanceof Error) || !error.message.startsWith('Streamable HTTP error:')) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'number' ? code : undefined;
