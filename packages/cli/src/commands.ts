@@ -1,4 +1,7 @@
 import type { CommandGroup } from './command-group.js';
+import { approvalsCommands } from './commands/approvals.js';
 
 /** The command groups of `toolplane`, in help order: each area (commands/<area>.ts) is listed here. */
-export const commandGroups: readonly CommandGroup[] = [];
+export const commandGroups: readonly CommandGroup[] = [
+  approvalsCommands,
+];

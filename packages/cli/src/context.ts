@@ -12,17 +12,26 @@ export interface GlobalOptions {
   readonly timeout?: string;
 }
 
+/** Extras of one call. */
+export interface CallOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 /** What a command runs with: the scope, a NATS connection made on first use, and the output. */
 export interface CliContext {
   readonly io: CliIo;
   readonly json: boolean;
   readonly scope: () => Scope;
-  /** Sends a request/reply command to a service in the current scope and returns its typed answer. */
+  /**
+   * Sends a request/reply command to a service in the current scope and returns its typed answer. `headers`
+   * carry credentials (an operator token as `Authorization: Bearer …`), so they never travel in a logged body.
+   */
   readonly call: <Req extends z.ZodType, Res extends z.ZodType>(
     service: CommandService,
     operation: string,
     schemas: { readonly request: Req; readonly reply: Res },
     body: z.input<Req>,
+    options?: CallOptions,
   ) => Promise<z.output<Res>>;
   /** The NATS connection, connected on first use. */
   readonly messaging: () => Promise<Messaging>;
@@ -50,13 +59,14 @@ export function createContext(io: CliIo, options: GlobalOptions): CliContext {
     json: options.json === true,
     scope,
     messaging,
-    call: async (service, operation, schemas, body) =>
+    call: async (service, operation, schemas, body, callOptions = {}) =>
       request(await messaging(), {
         subject: commandSubject(scope(), service, operation),
         requestSchema: schemas.request,
         replySchema: schemas.reply,
         body,
         timeoutMs,
+        ...(callOptions.headers === undefined ? {} : { headers: callOptions.headers }),
       }),
     print: (data, human) => io.stdout(options.json === true ? `${JSON.stringify(data, null, 2)}\n` : human()),
     close: async () => {

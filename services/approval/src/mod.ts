@@ -1,2 +1,2 @@
-export { collections } from './collections.js';
-export { approvalConfig, approvalService } from './service.js';
+export { collections, type StoredApproval } from './collections.js';
+export { approvalConfig, approvalConsumers, approvalService } from './service.js';

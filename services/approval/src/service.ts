@@ -1,9 +1,42 @@
-import { eventFilter, streams } from '@toolplane/contracts';
-import { baseServiceConfig, type ServiceDefinition } from '@toolplane/service-kit';
-import { collections } from './collections.js';
+import { ApprovalRequested, RegistryEvent, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
+import { createTokenVerifier } from '@toolplane/auth';
+import { consume, type ConsumerDiagnostic } from '@toolplane/messaging';
+import { baseServiceConfig, millisecondsSetting, type Logger, type ServiceDefinition } from '@toolplane/service-kit';
+import { onApprovalRequested } from './approval-requests.js';
+import type { ApprovalRuntime } from './approval-runtime.js';
+import { approvals, collections } from './collections.js';
+import { serveApprovalCommands } from './commands.js';
+import { onRegistryEvent } from './registry-changes.js';
+import { runSweeper } from './sweeper.js';
 
 /** The approval service's settings. */
-export const approvalConfig = baseServiceConfig({ httpPort: 7103 });
+export const approvalConfig = baseServiceConfig({ httpPort: 7103 }).extend({
+  /** Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`. */
+  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting,
+  /** How often a replica looks for expired approvals and unpublished events. */
+  APPROVAL_SWEEP_INTERVAL_MS: millisecondsSetting(5_000),
+  /** How long a transition's own writer has to publish its events before a sweeper republishes them. */
+  APPROVAL_OUTBOX_GRACE_MS: millisecondsSetting(10_000),
+});
+
+/** The durable consumers of the approval service. */
+export const approvalConsumers = {
+  requests: 'approval',
+  registry: 'approval-registry',
+} as const;
+
+// Retryable failures (the store or NATS briefly away) are retried this often before the message is dead-lettered.
+const maxDeliver = 10;
+
+function logConsumerDiagnostic(log: Logger) {
+  return (diagnostic: ConsumerDiagnostic) => {
+    // Sequence numbers and codes only: never the message.
+    const { type } = diagnostic;
+    if (type === 'fetch_failed') log.warn({ type, err: diagnostic.error }, 'consumer problem');
+    else if (type === 'settle_failed') log.warn({ type, streamSequence: diagnostic.streamSequence, action: diagnostic.action, err: diagnostic.error }, 'consumer problem');
+    else log.warn({ type, streamSequence: diagnostic.streamSequence, deliveryCount: diagnostic.deliveryCount, code: diagnostic.reason.code, reason: diagnostic.reason.message }, 'message not handled');
+  };
+}
 
 /** ApprovalService: holds gated invocations for a human decision; owns the Approval aggregate. */
 export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig.parse>> = {
@@ -14,12 +47,62 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
     {
       stream: streams.events.name,
       consumer: {
-        durableName: 'approval',
+        durableName: approvalConsumers.requests,
         description: 'ApprovalRequested events from the tool adapter.',
         filterSubject: eventFilter({ type: 'ApprovalRequested' }),
       },
     },
+    {
+      stream: streams.events.name,
+      consumer: {
+        durableName: approvalConsumers.registry,
+        description: 'Registry events that suspend or retire a tool version, voiding its approvals.',
+        filterSubjects: [eventFilter({ type: 'McpToolDefinitionChanged' }), eventFilter({ type: 'ToolDescriptorRetired' })],
+      },
+    },
   ],
   collections,
-  start: () => Promise.resolve(),
+  start: async (context) => {
+    const { config, logger, messaging, store, signal } = context;
+    const runtime: ApprovalRuntime = { approvals: store.collection(approvals), messaging, clock: () => new Date(), logger };
+    const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clock: runtime.clock });
+
+    const requestsLog = logger.child({ component: 'approval-requests' });
+    const requests = await consume(messaging, {
+      stream: streams.events.name,
+      consumer: approvalConsumers.requests,
+      schema: ApprovalRequested,
+      handler: (event, delivery) => onApprovalRequested({ ...runtime, logger: requestsLog }, event, delivery),
+      deadLetterSubject: deadLetterSubject(streams.events.name, approvalConsumers.requests),
+      maxDeliver,
+      concurrency: 4,
+      signal,
+      onDiagnostic: logConsumerDiagnostic(requestsLog),
+    });
+    context.onShutdown('approval-requests', () => requests.stop({ graceMs: 2_000 }));
+
+    const registryLog = logger.child({ component: 'registry-changes' });
+    const registry = await consume(messaging, {
+      stream: streams.events.name,
+      consumer: approvalConsumers.registry,
+      schema: RegistryEvent,
+      handler: (event, delivery) => onRegistryEvent({ ...runtime, logger: registryLog }, event, delivery),
+      deadLetterSubject: deadLetterSubject(streams.events.name, approvalConsumers.registry),
+      maxDeliver,
+      signal,
+      onDiagnostic: logConsumerDiagnostic(registryLog),
+    });
+    context.onShutdown('approval-registry', () => registry.stop({ graceMs: 2_000 }));
+
+    const responders = await serveApprovalCommands(runtime, verifier, signal);
+    context.onShutdown('approval-commands', async () => {
+      await Promise.all(responders.map((responder) => responder.stop({ graceMs: 2_000 })));
+    });
+
+    const sweeper = runSweeper(
+      { ...runtime, logger: logger.child({ component: 'sweeper' }) },
+      { intervalMs: config.APPROVAL_SWEEP_INTERVAL_MS, outboxGraceMs: config.APPROVAL_OUTBOX_GRACE_MS, signal },
+    );
+    context.onShutdown('approval-sweeper', () => sweeper);
+  },
 };
