@@ -1,4 +1,5 @@
 import { ToolplaneError } from '@toolplane/contracts';
+import { NOT_DELIVERED } from './translate-error.js';
 
 /** The fetch signature the SDK's Streamable HTTP transport accepts. */
 export type FetchFunction = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -14,7 +15,7 @@ export interface SessionFetch {
 
 /** Options of createSessionFetch. */
 export interface SessionFetchOptions {
-  /** The largest JSON response body, or the largest single Server-Sent Event, in bytes. */
+  /** The largest request body, JSON response body, or single Server-Sent Event, in bytes. */
   readonly maxMessageBytes: number;
   /** Called when a response exceeded the bound; the session then closes. */
   readonly onOversized: (error: ToolplaneError) => void;
@@ -49,6 +50,11 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     if (shared !== undefined && shared !== null && !linked.has(shared)) {
       linked.add(shared);
       shared.addEventListener('abort', () => abortAll(shared.reason), { once: true });
+    }
+    if (typeof init?.body === 'string' && Buffer.byteLength(init.body) > options.maxMessageBytes) {
+      throw new ToolplaneError('INVALID_ARGUMENT', `the request is larger than ${options.maxMessageBytes} bytes`, {
+        details: { providerErrorType: 'RequestTooLarge', [NOT_DELIVERED]: true },
+      });
     }
     const controller = new AbortController();
     if (shared?.aborted === true) controller.abort(shared.reason);

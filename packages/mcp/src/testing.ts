@@ -6,9 +6,9 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signalProcessGroup, waitForExit } from './process-group.js';
+import type { McpStdioTarget } from './target.js';
 
 export { isProcessAlive } from './process-group.js';
-import type { McpStdioTarget } from './target.js';
 
 /** The fixture servers in packages/mcp/test/fixtures (see each file's header for its tools). */
 export const FixtureServer = {

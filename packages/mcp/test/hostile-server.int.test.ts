@@ -219,6 +219,30 @@ describe('protocol violations and dying servers', () => {
     await expect(session.ping({ timeoutMs: 1_000 })).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
   });
 
+  it('kills a server that ignores SIGTERM with SIGKILL after the grace period', async () => {
+    const stderr: string[] = [];
+    const session = await connectMcp(hostile(undefined, { HOSTILE_IGNORE_SIGTERM: '1' }), { timeoutMs: 20_000, killGraceMs: 200, onStderr: (text) => stderr.push(text) });
+    const pid = session.pid!;
+    await session.close();
+    expect(isProcessAlive(pid)).toBe(false);
+    expect(stderr.join('')).toContain('ignoring SIGTERM');
+  });
+
+  it('refuses to send a request larger than the message bound, and says it was not sent', async () => {
+    const countFile = path.join(scratch, 'oversized-request.txt');
+    const session = await connectMcp(hostile(countFile), { timeoutMs: 20_000, maxMessageBytes: 64 * 1024 });
+    try {
+      await expect(session.callTool('slow', { ms: 1, pad: 'x'.repeat(100_000) }, { timeoutMs: 10_000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { providerErrorType: 'RequestTooLarge' },
+      });
+      await session.ping({ timeoutMs: 10_000 });
+      expect(await executions(countFile)).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('keeps only the most recent stderr, within its bound', async () => {
     const session = await connectMcp(hostile(undefined, { HOSTILE_STDERR_BYTES: '100000' }), { timeoutMs: 20_000, maxStderrBytes: 16 });
     try {

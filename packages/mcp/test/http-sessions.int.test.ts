@@ -165,6 +165,19 @@ describe('the fixture servers over Streamable HTTP', () => {
     await expect(session.callTool('fail_rpc', { code: -32602 }, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('refuses to send a request larger than the message bound', async () => {
+    const small = await connectMcp({ transport: 'http', url: echo.url }, { timeoutMs: 20_000, maxMessageBytes: 64 * 1024 });
+    try {
+      await expect(small.callTool('count_calls', { pad: 'x'.repeat(100_000) }, { timeoutMs: 10_000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { providerErrorType: 'RequestTooLarge' },
+      });
+      await small.ping({ timeoutMs: 10_000 });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('makes 2,000 calls on one session without a MaxListenersExceededWarning', { timeout: 180_000 }, async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
