@@ -85,7 +85,7 @@ function handlers(runtime: ApprovalRuntime, verifier: TokenVerifier): { [O in Op
 }
 
 /** Starts a responder per operation in queue group `approval`; resolves once all are subscribed. */
-export async function serveApprovalCommands(runtime: ApprovalRuntime, verifier: TokenVerifier, signal: AbortSignal): Promise<ServeHandle[]> {
+export async function serveApprovalCommands(runtime: ApprovalRuntime, verifier: TokenVerifier, signal?: AbortSignal): Promise<ServeHandle[]> {
   const log = runtime.logger.child({ component: 'commands' });
   const onDiagnostic = (diagnostic: ServeDiagnostic) => {
     // Subjects and codes only: never the request, its headers, or the reply.
@@ -105,7 +105,7 @@ export async function serveApprovalCommands(runtime: ApprovalRuntime, verifier: 
       requestSchema: schemas.request,
       replySchema: schemas.reply,
       handler: (request, context) => handler(request as Requests[O], scopeOfSubject(context.subject), context),
-      signal,
+      ...(signal ? { signal } : {}),
       onDiagnostic,
     });
   };

@@ -11,8 +11,12 @@ import { runSweeper } from './sweeper.js';
 
 /** The approval service's settings. */
 export const approvalConfig = baseServiceConfig({ httpPort: 7103 }).extend({
-  /** Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`. */
-  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting,
+  /**
+   * Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`.
+   * Unset means no tenant is trusted (every token is refused, and a warning says so); a malformed value stops
+   * the start.
+   */
+  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
   /** How often a replica looks for expired approvals and unpublished events. */
   APPROVAL_SWEEP_INTERVAL_MS: millisecondsSetting(5_000),
   /** How long a transition's own writer has to publish its events before a sweeper republishes them. */
@@ -65,8 +69,12 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
   start: async (context) => {
     const { config, logger, messaging, store, signal } = context;
     const runtime: ApprovalRuntime = { approvals: store.collection(approvals), messaging, clock: () => new Date(), logger };
-    const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clock: runtime.clock });
+    const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
+    if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator token will be refused');
+    const verifier = createTokenVerifier(trustedKeys, { clock: runtime.clock });
 
+    // Consumers and responders stop in the shutdown steps, with a grace period for in-flight work (steps run in
+    // reverse order, so before the store and NATS close); the sweeper stops with the start signal.
     const requestsLog = logger.child({ component: 'approval-requests' });
     const requests = await consume(messaging, {
       stream: streams.events.name,
@@ -76,7 +84,6 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       deadLetterSubject: deadLetterSubject(streams.events.name, approvalConsumers.requests),
       maxDeliver,
       concurrency: 4,
-      signal,
       onDiagnostic: logConsumerDiagnostic(requestsLog),
     });
     context.onShutdown('approval-requests', () => requests.stop({ graceMs: 2_000 }));
@@ -89,12 +96,11 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       handler: (event, delivery) => onRegistryEvent({ ...runtime, logger: registryLog }, event, delivery),
       deadLetterSubject: deadLetterSubject(streams.events.name, approvalConsumers.registry),
       maxDeliver,
-      signal,
       onDiagnostic: logConsumerDiagnostic(registryLog),
     });
     context.onShutdown('approval-registry', () => registry.stop({ graceMs: 2_000 }));
 
-    const responders = await serveApprovalCommands(runtime, verifier, signal);
+    const responders = await serveApprovalCommands(runtime, verifier);
     context.onShutdown('approval-commands', async () => {
       await Promise.all(responders.map((responder) => responder.stop({ graceMs: 2_000 })));
     });

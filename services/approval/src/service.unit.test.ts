@@ -15,9 +15,11 @@ async function startupError(overrides: Record<string, string | undefined>): Prom
 }
 
 describe('approval service configuration', () => {
-  it('refuses to start without trusted keys, naming the setting in one line', async () => {
-    const message = await startupError({});
-    expect(message).toMatch(/^invalid configuration: TOOLPLANE_TRUSTED_KEYS is missing/);
+  it('accepts no trusted keys at all (every token is then refused), but not an empty value', async () => {
+    // Configuration passed: the start got as far as connecting.
+    expect(await startupError({})).toMatch(/^NATS_URL: cannot connect to NATS/);
+    const message = await startupError({ TOOLPLANE_TRUSTED_KEYS: '' });
+    expect(message).toMatch(/^invalid configuration: TOOLPLANE_TRUSTED_KEYS is not valid JSON/);
     expect(message).not.toContain('\n');
   });
 
