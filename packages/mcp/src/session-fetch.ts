@@ -71,6 +71,12 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
       release();
       return response;
     }
+    if (NULL_BODY_STATUSES.has(response.status)) {
+      // A Response with these statuses cannot be rebuilt with a body; there is nothing in it for MCP anyway.
+      release();
+      await response.body.cancel().catch(() => undefined);
+      return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
     const eventStream = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
     const body = boundedBody(response.body, options.maxMessageBytes, eventStream, release, options.onOversized);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -84,6 +90,8 @@ export function createSessionFetch(options: SessionFetchOptions): SessionFetch {
     },
   };
 }
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * Re-streams `source`, counting bytes: all of them for a JSON body, those since the last event boundary (a blank
