@@ -93,6 +93,31 @@ export {
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
 export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
 export {
+  AgentProfile,
+  BlockedCommandAction,
+  ClassRaise,
+  CommandPattern,
+  CommandRules,
+  EffectiveTool,
+  EffectiveToolSet,
+  EffectiveToolSetRequest,
+  EnvironmentClass,
+  HiddenTool,
+  KillSwitch,
+  PermissionName,
+  PolicyDecision,
+  PolicyEffect,
+  PolicyReason,
+  PolicyReasonCode,
+  RateLimitRule,
+  RiskRestrictions,
+  RunPolicy,
+  TaskScope,
+  TenantPolicy,
+  ToolPattern,
+  WorkspaceEnvironment,
+} from './policy.js';
+export {
   AgentRevision,
   ConnectionRef,
   DurationMs,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdempotencySemantics, RiskClass, SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
+import { PipelineStage } from './invocation-events.js';
 import { InvocationReceipt } from './invocation-receipt.js';
 import {
   AgentRevision,
@@ -73,6 +74,14 @@ export const ToolInvocation = z.object({
   resultJson: z.string().optional(),
   resultHash: Sha256Hex.optional(),
   failure: ToolFailure.optional(),
+  /** For Denied: the pipeline stage that refused the call (its InvocationDenied event names it too). */
+  deniedStage: PipelineStage.optional(),
+  /** For Uncertain: true when the attempt was found interrupted (adapter restart) rather than seen to time out. */
+  interrupted: z.boolean().optional(),
+  /** How an operator settled an Uncertain invocation: the effect was observed or did not happen. */
+  reconciliation: z
+    .strictObject({ outcome: z.enum(['observed', 'failed']), by: PrincipalId, reason: z.string().min(1).max(1024), at: IsoDateTime })
+    .optional(),
   /** The signed receipt, once the invocation is terminal. */
   receipt: InvocationReceipt.optional(),
   updatedAt: IsoDateTime,

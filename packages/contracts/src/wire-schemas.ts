@@ -34,6 +34,7 @@ import {
   ToolDescriptorActivated,
   ToolDescriptorRetired,
 } from './registry-events.js';
+import { EffectiveToolSet, EffectiveToolSetRequest } from './policy.js';
 import { SecretLeaseDenied, SecretLeased } from './secret-events.js';
 
 /**
@@ -77,6 +78,8 @@ export const wireSchemas = {
   ToolDescriptorRetired,
   SecretLeased,
   SecretLeaseDenied,
+  EffectiveToolSetRequest,
+  EffectiveToolSet,
 } as const satisfies Record<string, z.ZodType>;
 
 /** The name of a v1 wire message. */
