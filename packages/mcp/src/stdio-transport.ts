@@ -85,6 +85,13 @@ export class ChildProcessTransport implements Transport {
   async start(): Promise<void> {
     if (this.child !== undefined || this.closing !== undefined) throw new Error('ChildProcessTransport already started');
     const cwd = await this.workingDirectory();
+    if (this.closing !== undefined) {
+      // Closed (a handshake deadline) while the working directory was being made: start nothing.
+      await this.removeTempDir();
+      throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the transport was closed before the server started', {
+        details: { providerErrorType: 'ClosedBeforeStart', [NOT_DELIVERED]: true },
+      });
+    }
     const child = spawn(this.target.command, [...(this.target.args ?? [])], {
       cwd,
       env: { PATH: this.options.path, ...this.target.env },
@@ -102,7 +109,7 @@ export class ChildProcessTransport implements Transport {
       });
     } catch (error) {
       this.child = undefined;
-      this.closing = Promise.resolve();
+      this.closing ??= Promise.resolve();
       await this.removeTempDir();
       throw spawnFailure(this.target.command, error);
     }
