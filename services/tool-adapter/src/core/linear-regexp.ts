@@ -26,6 +26,15 @@ export interface LinearRegExpOptions {
 /** The longest pattern accepted by default; longer ones are refused before any parsing. */
 export const DEFAULT_MAX_PATTERN_LENGTH = 4096;
 
+function ecmaScriptSyntaxError(source: string, flags: string): string | undefined {
+  try {
+    new RegExp(source, flags);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 /** Finds constructs RE2 cannot run, outside character classes, to refuse them with a precise reason. */
 function unsupportedConstruct(source: string): string | undefined {
   let inClass = false;
@@ -62,12 +71,10 @@ function unsupportedConstruct(source: string): string | undefined {
 export function compileLinearRegExp(source: string, options: LinearRegExpOptions = {}): LinearRegExpResult {
   const maxLength = options.maxLength ?? DEFAULT_MAX_PATTERN_LENGTH;
   if (source.length > maxLength) return { ok: false, problem: `the pattern is ${source.length} characters long; at most ${maxLength} are accepted` };
-  try {
-    // Parsing only (nothing is matched), so this cannot backtrack; it rejects what ECMAScript itself rejects.
-    new RegExp(source, 'u');
-  } catch (error) {
-    return { ok: false, problem: `not a valid ECMAScript regular expression: ${error instanceof Error ? error.message : String(error)}` };
-  }
+  // Parsing only (nothing is matched), so this cannot backtrack; it rejects what ECMAScript itself rejects. Schemas
+  // in the wild are written for either mode (`[\w-]` is valid only without `u`), so either is accepted.
+  const syntaxError = ecmaScriptSyntaxError(source, 'u') === undefined ? undefined : ecmaScriptSyntaxError(source, '');
+  if (syntaxError !== undefined) return { ok: false, problem: `not a valid ECMAScript regular expression: ${syntaxError}` };
   const unsupported = unsupportedConstruct(source);
   if (unsupported !== undefined) return { ok: false, problem: `the pattern uses ${unsupported}, which linear-time matching cannot support` };
   try {

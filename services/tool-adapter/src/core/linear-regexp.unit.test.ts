@@ -29,7 +29,7 @@ describe('compileLinearRegExp', () => {
   });
 
   it('does not mistake escaped or bracketed look-alikes for unsupported constructs', () => {
-    expect(compileLinearRegExp('[\\1]').ok).toBe(false); // invalid in ECMAScript unicode mode anyway
+    expect(compileLinearRegExp('[\\1]').ok).toBe(false); // an octal escape, which RE2 refuses
     expect(compileLinearRegExp('\\(\\?=x\\)').ok).toBe(true);
     expect(compileLinearRegExp('[(?=]').ok).toBe(true);
   });
@@ -64,5 +64,15 @@ describe('LinearRegExpCache', () => {
     cache.compile('b+');
     cache.compile('c+');
     expect(cache.compile('c+').ok).toBe(true);
+  });
+});
+
+describe('compileLinearRegExp on patterns written for either ECMAScript mode', () => {
+  it('accepts patterns valid only without the u flag, as schemas in the wild use them', () => {
+    const compiled = compileLinearRegExp('^[\\w.-]+$');
+    expect(compiled.ok).toBe(true);
+    if (!compiled.ok) return;
+    expect(compiled.regExp.test('my-file.txt')).toBe(true);
+    expect(compiled.regExp.test('a b')).toBe(false);
   });
 });
