@@ -1,2 +1,4 @@
 export { collections } from './collections.js';
-export { registryConfig, registryService } from './service.js';
+export { descriptorBucket } from './read-model/descriptor-bucket.js';
+export { createDescriptorCache, type DescriptorCache, type DescriptorCacheOptions } from './read-model/descriptor-cache.js';
+export { registryConfig, registryService, type RegistryConfig } from './service.js';

@@ -1,15 +1,111 @@
-import { streams } from '@toolplane/contracts';
-import { baseServiceConfig, type ServiceDefinition } from '@toolplane/service-kit';
-import { collections } from './collections.js';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { descriptorKey, streams } from '@toolplane/contracts';
+import { baseServiceConfig, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { createMcpGateway } from './adapters/mcp-gateway.js';
+import type { RegistryContext } from './app/registry-context.js';
+import { republishDescriptors, startWatcher } from './app/watcher.js';
+import { collections, mcpServers, toolDescriptors, watchLeases } from './collections.js';
+import { serveRegistry } from './handlers.js';
+import { createDescriptorPublisher } from './read-model/descriptor-publisher.js';
 
 /** The registry service's settings. */
-export const registryConfig = baseServiceConfig({ httpPort: 7101 });
+export const registryConfig = baseServiceConfig({ httpPort: 7101 })
+  .extend({
+    /** How often watched (Active and Degraded) servers are health-checked. */
+    REGISTRY_HEALTH_INTERVAL_MS: millisecondsSetting(15_000),
+    /** How long one health check may take before it counts as a failure. */
+    REGISTRY_HEALTH_TIMEOUT_MS: millisecondsSetting(5_000),
+    /** Consecutive failed health checks after which an Active server becomes Degraded. */
+    REGISTRY_HEALTH_FAILURE_THRESHOLD: z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(3),
+    /** How often watched servers are re-discovered without a tools/list_changed notification. */
+    REGISTRY_DISCOVERY_INTERVAL_MS: millisecondsSetting(300_000),
+    /** How long a replica's watch lease on a server holds without renewal; longer than a health interval plus a check. */
+    REGISTRY_WATCH_LEASE_MS: millisecondsSetting(60_000),
+    /** `off` runs no watch in this replica (it still answers commands). */
+    REGISTRY_WATCH: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    /** Deadline of an MCP handshake. */
+    MCP_HANDSHAKE_TIMEOUT_MS: millisecondsSetting(15_000),
+    /** Deadline of one MCP request (a list page, a ping). */
+    MCP_REQUEST_TIMEOUT_MS: millisecondsSetting(30_000),
+    /** The PATH stdio servers run with and their commands are looked up on (default: node's directory and the system's). */
+    MCP_STDIO_PATH: z.string().min(1, 'is empty').optional(),
+  })
+  .refine((config) => config.REGISTRY_WATCH_LEASE_MS > config.REGISTRY_HEALTH_INTERVAL_MS + config.REGISTRY_HEALTH_TIMEOUT_MS, {
+    path: ['REGISTRY_WATCH_LEASE_MS'],
+    error: 'must exceed REGISTRY_HEALTH_INTERVAL_MS plus REGISTRY_HEALTH_TIMEOUT_MS, or watched servers would change hands every round',
+  });
+
+/** The parsed settings of the registry. */
+export type RegistryConfig = z.infer<typeof registryConfig>;
 
 /** McpServerRegistry: registers, discovers, binds and watches MCP servers; owns the McpServer and ToolDescriptor aggregates. */
-export const registryService: ServiceDefinition<ReturnType<typeof registryConfig.parse>> = {
+export const registryService: ServiceDefinition<RegistryConfig> = {
   name: 'registry',
   config: registryConfig,
   streams: [streams.events],
   collections,
-  start: () => Promise.resolve(),
+  async start(service) {
+    const { config, logger, messaging, store, signal } = service;
+    const onShutdown = (name: string, run: () => Promise<void>) => service.onShutdown(name, run);
+    const instanceId = `${config.INSTANCE_ID ?? hostname()}-${randomUUID().slice(0, 8)}`;
+    const mcpLog = logger.child({ component: 'mcp' });
+    const mcp = createMcpGateway({
+      handshakeTimeoutMs: config.MCP_HANDSHAKE_TIMEOUT_MS,
+      requestTimeoutMs: config.MCP_REQUEST_TIMEOUT_MS,
+      stdioPath: config.MCP_STDIO_PATH,
+      // A server's stderr is its own diagnostics: its size only, never its text, which may echo arguments.
+      onStderr: (serverId, text) => mcpLog.debug({ serverId, bytes: text.length }, 'stdio server wrote to stderr'),
+    });
+    onShutdown('mcp', () => mcp.close());
+    const outboxLog = logger.child({ component: 'outbox' });
+    const readModelLog = logger.child({ component: 'read-model' });
+    const context: RegistryContext = {
+      outbox: { messaging, onError: (err, document) => outboxLog.warn({ err, documentId: document._id }, 'publishing events failed; the sweeper will retry') },
+      servers: store.collection(mcpServers),
+      descriptors: store.collection(toolDescriptors),
+      mcp,
+      publishDescriptor: await createDescriptorPublisher(messaging, signal),
+      now: () => new Date().toISOString(),
+      newId: () => randomUUID(),
+      failureThreshold: config.REGISTRY_HEALTH_FAILURE_THRESHOLD,
+      onReadModelError: (err, descriptor) =>
+        readModelLog.warn({ err, key: descriptorKey(descriptor, descriptor.toolId, descriptor.toolVersion) }, 'writing the descriptor read model failed; the next sweep rewrites it'),
+    };
+
+    // Rebuilds a lost or new bucket from the store; runs beside the responders, not before them.
+    republishDescriptors(context, signal).then(
+      (count) => readModelLog.info({ count }, 'descriptor read model refreshed'),
+      (err: unknown) => {
+        if (!signal.aborted) readModelLog.error({ err }, 'refreshing the descriptor read model failed');
+      },
+    );
+
+    if (config.REGISTRY_WATCH === 'on') {
+      const watcher = startWatcher(context, {
+        instanceId,
+        healthIntervalMs: config.REGISTRY_HEALTH_INTERVAL_MS,
+        healthTimeoutMs: config.REGISTRY_HEALTH_TIMEOUT_MS,
+        discoveryIntervalMs: config.REGISTRY_DISCOVERY_INTERVAL_MS,
+        leaseMs: config.REGISTRY_WATCH_LEASE_MS,
+        concurrency: 8,
+        leases: store.collection(watchLeases),
+        logger: logger.child({ component: 'watcher', instanceId }),
+        nowMs: () => Date.now(),
+      });
+      onShutdown('watcher', () => watcher.stop());
+    }
+
+    const requestLog = logger.child({ component: 'requests' });
+    const handles = await serveRegistry(messaging, context, (diagnostic) => {
+      if (diagnostic.type === 'handler_failed' && diagnostic.reply.code !== 'INTERNAL') requestLog.info({ subject: diagnostic.subject, code: diagnostic.reply.code }, diagnostic.reply.message);
+      else if (diagnostic.type === 'handler_failed') requestLog.error({ subject: diagnostic.subject, err: diagnostic.error }, 'request failed');
+      else requestLog.warn({ subject: diagnostic.subject, type: diagnostic.type }, 'request not answered normally');
+    });
+    // Registered last, so it runs first at shutdown: no new commands while the watch and MCP sessions close.
+    onShutdown('responders', async () => {
+      await Promise.all(handles.map((handle) => handle.stop({ graceMs: 2_000 })));
+    });
+  },
 };

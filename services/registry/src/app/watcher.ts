@@ -1,0 +1,205 @@
+import { type McpServer, type ToolDescriptor } from '@toolplane/contracts';
+import type { Logger } from '@toolplane/service-kit';
+import type { StoreCollection } from '@toolplane/store';
+import { flushOutbox } from '../adapters/event-outbox.js';
+import { claimLease, releaseLease } from '../adapters/watch-leases.js';
+import type { StoredDescriptor, StoredServer, WatchLease } from '../collections.js';
+import { syncDescriptorHealth } from './descriptor-effects.js';
+import { publishToReadModel, toDescriptor, toServer, type Actor, type RegistryContext } from './registry-context.js';
+import { changeServer, recordDiscovery } from './server-commands.js';
+
+// The watch: every health interval each replica looks at the Active and Degraded servers and watches those whose
+// lease it holds (one lease per server, so one replica pings and re-discovers each server at a time; the others
+// take over when it lapses). Every change still goes through compare-and-set on the server's version with
+// deterministic event ids, so even two replicas that both believed they held a lease could not emit a change twice.
+
+/** Settings of the watch. */
+export interface WatcherOptions {
+  /** Names this replica in leases and as the actor of the changes it makes. */
+  readonly instanceId: string;
+  readonly healthIntervalMs: number;
+  /** How long one health check may take before it counts as failed. */
+  readonly healthTimeoutMs: number;
+  /** How often a watched server is re-discovered even without tools/list_changed. */
+  readonly discoveryIntervalMs: number;
+  /** How long a lease holds without renewal. */
+  readonly leaseMs: number;
+  /** Servers checked at once by one replica. */
+  readonly concurrency: number;
+  readonly leases: StoreCollection<WatchLease>;
+  readonly logger: Logger;
+  /** Epoch milliseconds now, from the injected clock. */
+  readonly nowMs: () => number;
+}
+
+/** A running watch. */
+export interface Watcher {
+  /** Runs a round now rather than at the next interval. */
+  wake(): void;
+  /** Ends the watch: waits for the round in progress, closes watched sessions and gives the leases up. */
+  stop(): Promise<void>;
+}
+
+interface Held {
+  server: McpServer;
+  unsubscribe: (() => void) | undefined;
+  lastDiscoveryMs: number;
+  listChanged: boolean;
+}
+
+/** Starts the watch loop (see the module comment). */
+export function startWatcher(context: RegistryContext, options: WatcherOptions): Watcher {
+  const { logger } = options;
+  const lifetime = new AbortController();
+  const held = new Map<string, Held>();
+  let wakeUp: () => void = () => undefined;
+  const actor = `svc:registry/${options.instanceId}`;
+  const who = (): Actor => ({ actor, at: context.now() });
+  const leaseId = (serverId: string) => `watch:${serverId}`;
+
+  const drop = async (serverId: string) => {
+    const entry = held.get(serverId);
+    if (entry === undefined) return;
+    held.delete(serverId);
+    entry.unsubscribe?.();
+    await context.mcp.release(entry.server).catch(() => undefined);
+  };
+
+  const sweep = async (signal: AbortSignal) => {
+    // Events a crash or a failed publish left in an outbox, and read-model writes that failed.
+    for (const document of await context.servers.raw.find({ 'outbox.0': { $exists: true } }, { signal, limit: 500 }).toArray()) {
+      await flushOutbox(context.outbox, context.servers, document as StoredServer, signal);
+    }
+    for (const document of await context.descriptors.raw.find({ 'outbox.0': { $exists: true } }, { signal, limit: 500 }).toArray()) {
+      const flushed = await flushOutbox(context.outbox, context.descriptors, document as StoredDescriptor, signal);
+      await publishToReadModel(context, toDescriptor(flushed), signal);
+    }
+  };
+
+  const check = async (server: McpServer, signal: AbortSignal) => {
+    let entry = held.get(server.serverId);
+    if (entry === undefined) {
+      const fresh: Held = { server, unsubscribe: undefined, lastDiscoveryMs: 0, listChanged: false };
+      held.set(server.serverId, fresh);
+      fresh.unsubscribe = await context.mcp.onToolsListChanged(server, () => {
+        fresh.listChanged = true;
+        wakeUp();
+      });
+      entry = fresh;
+    }
+    entry.server = server;
+    const log = logger.child({ serverId: server.serverId, tenant: server.tenant, workspace: server.workspace });
+
+    // An expired authentication exception takes an Active remote server out of service.
+    const authChecked = await changeServer(context, server, server.serverId, (s) => (s.state === 'Active' ? [{ type: 'CheckAuthentication', at: context.now() }] : []), who(), signal);
+    if (authChecked.events.length > 0) {
+      log.warn({ state: authChecked.state.state }, 'authentication no longer acceptable');
+      await syncDescriptorHealth(context, authChecked.state, who(), signal);
+    }
+
+    let outcome: { ok: true } | { ok: false; error: string };
+    try {
+      await context.mcp.ping(authChecked.state, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs)]));
+      outcome = { ok: true };
+    } catch (error) {
+      if (signal.aborted) return;
+      outcome = { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    const at = context.now();
+    const recorded = await changeServer(
+      context,
+      server,
+      server.serverId,
+      (s) => (s.state === 'Active' || s.state === 'Degraded' ? [{ type: 'RecordHealthCheck', outcome, failureThreshold: context.failureThreshold, at }] : []),
+      { actor, at },
+      signal,
+    );
+    const transition = recorded.events.find((event) => event.type === 'ServerStateChanged');
+    if (transition !== undefined) {
+      log.warn({ from: transition.from, to: transition.to, error: outcome.ok ? undefined : outcome.error }, 'server state changed by health check');
+      await syncDescriptorHealth(context, recorded.state, who(), signal);
+    }
+    entry.server = recorded.state;
+
+    const now = options.nowMs();
+    const due = entry.listChanged || transition?.to === 'Active' || now - entry.lastDiscoveryMs >= options.discoveryIntervalMs;
+    if (!outcome.ok || !due || recorded.state.state === 'Retired') return;
+    entry.listChanged = false;
+    entry.lastDiscoveryMs = now;
+    try {
+      const found = await context.mcp.rediscover(recorded.state, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs * 4)]));
+      const { changes } = await recordDiscovery(context, server, server.serverId, found, who(), signal);
+      for (const change of changes) log.warn({ toolName: change.toolName, change: change.change, toolId: change.toolId, toolVersion: change.toolVersion }, 'bound tool definition changed; descriptor deactivated');
+    } catch (error) {
+      // A discovery that fails is retried at the next round; the health check decides about the server's state.
+      entry.lastDiscoveryMs = 0;
+      if (!signal.aborted) log.warn({ err: error }, 're-discovery failed');
+    }
+  };
+
+  const round = async (signal: AbortSignal) => {
+    await sweep(signal);
+    const watched = (await context.servers.raw.find({ state: { $in: ['Active', 'Degraded'] } }, { signal }).toArray()).map((document) => toServer(document as StoredServer));
+    const mine: McpServer[] = [];
+    for (const server of watched) {
+      if (await claimLease(options.leases, leaseId(server.serverId), options.instanceId, options.leaseMs, options.nowMs(), signal)) mine.push(server);
+      else await drop(server.serverId);
+    }
+    const watchedIds = new Set(mine.map((server) => server.serverId));
+    for (const serverId of [...held.keys()]) if (!watchedIds.has(serverId)) await drop(serverId);
+    for (let i = 0; i < mine.length; i += options.concurrency) {
+      await Promise.all(
+        mine.slice(i, i + options.concurrency).map((server) =>
+          check(server, signal).catch((error: unknown) => {
+            if (!signal.aborted) logger.error({ err: error, serverId: server.serverId }, 'watching a server failed');
+          }),
+        ),
+      );
+    }
+  };
+
+  const running = (async () => {
+    const signal = lifetime.signal;
+    while (!signal.aborted) {
+      try {
+        await round(signal);
+      } catch (error) {
+        if (!signal.aborted) logger.error({ err: error }, 'watch round failed');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, options.healthIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          wakeUp = () => undefined;
+          resolve();
+        }
+        wakeUp = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  })();
+
+  return {
+    wake: () => wakeUp(),
+    async stop() {
+      lifetime.abort();
+      await running;
+      for (const serverId of [...held.keys()]) {
+        await drop(serverId);
+        await releaseLease(options.leases, leaseId(serverId), options.instanceId).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/** Writes every descriptor to the read model (at start-up: a lost or new bucket is rebuilt from the store). */
+export async function republishDescriptors(context: RegistryContext, signal?: AbortSignal): Promise<number> {
+  let count = 0;
+  for await (const document of context.descriptors.raw.find({}, { signal })) {
+    const descriptor: ToolDescriptor = toDescriptor(document);
+    await publishToReadModel(context, descriptor, signal);
+    count++;
+  }
+  return count;
+}

@@ -1,0 +1,25 @@
+import type { McpCapabilitiesSnapshot, ToolDescriptor } from '@toolplane/contracts';
+
+/** A bound tool whose definition on the server no longer matches the hash its binding pinned. */
+export interface DefinitionDrift {
+  readonly descriptor: ToolDescriptor;
+  readonly change: 'Changed' | 'Removed';
+  /** The definition the server reports now; absent when the tool is gone. */
+  readonly definitionHash?: string;
+}
+
+/**
+ * Compares what a discovery found with what the active bindings pinned. Each binding is compared with its own
+ * pinned hash (not with the previous snapshot), so a change missed by one discovery is still caught by the next.
+ */
+export function definitionDrift(snapshot: Pick<McpCapabilitiesSnapshot, 'tools'>, active: readonly ToolDescriptor[]): DefinitionDrift[] {
+  const found = new Map(snapshot.tools.map((tool) => [tool.name, tool.definitionHash]));
+  const drift: DefinitionDrift[] = [];
+  for (const descriptor of active) {
+    if (!descriptor.active) continue;
+    const hash = found.get(descriptor.providerToolName);
+    if (hash === undefined) drift.push({ descriptor, change: 'Removed' });
+    else if (hash !== descriptor.definitionHash) drift.push({ descriptor, change: 'Changed', definitionHash: hash });
+  }
+  return drift;
+}

@@ -1,0 +1,129 @@
+import type { EventMetadata, McpServer, RegistryEvent, Scope, ToolDescriptor } from '@toolplane/contracts';
+import type { DescriptorEvent } from './descriptor-aggregate.js';
+import { deterministicEventId } from './event-ids.js';
+import type { ServerEvent } from './server-aggregate.js';
+
+/** Where events come from: the aggregate (its stable key), the version its change produced, who and when. */
+export interface EventOrigin {
+  readonly scope: Scope;
+  /** A stable key of the aggregate, e.g. `server:{serverId}`. */
+  readonly aggregate: string;
+  /** The document version the change produced: with `aggregate`, it makes the event ids deterministic. */
+  readonly versionAfter: number;
+  readonly at: string;
+  readonly actor?: string | undefined;
+  readonly correlationId?: string | undefined;
+}
+
+function metadataFor(origin: EventOrigin, index: number): EventMetadata {
+  return {
+    eventId: deterministicEventId(`${origin.aggregate}@${origin.versionAfter}`, index),
+    tenant: origin.scope.tenant,
+    workspace: origin.scope.workspace,
+    occurredAt: origin.at,
+    ...(origin.correlationId === undefined ? {} : { correlationId: origin.correlationId }),
+    ...(origin.actor === undefined ? {} : { actor: origin.actor }),
+  };
+}
+
+/** The lifecycle events a server change publishes (health bookkeeping and exceptions are recorded, not published). */
+export function serverLifecycleEvents(events: readonly ServerEvent[], server: McpServer, origin: EventOrigin): RegistryEvent[] {
+  const out: RegistryEvent[] = [];
+  for (const event of events) {
+    const metadata = () => metadataFor(origin, out.length);
+    switch (event.type) {
+      case 'ServerRegistered':
+        out.push({
+          type: 'McpServerRegistered',
+          data: {
+            serverId: server.serverId,
+            name: server.name,
+            direction: server.direction,
+            transport: server.transport,
+            authentication: server.authentication,
+            governancePolicyRef: server.governancePolicyRef,
+          },
+          metadata: metadata(),
+        });
+        break;
+      case 'CapabilitiesDiscovered':
+        out.push({
+          type: 'McpCapabilitiesDiscovered',
+          data: {
+            serverId: server.serverId,
+            protocolVersion: event.snapshot.protocolVersion,
+            snapshotHash: event.snapshot.snapshotHash,
+            toolCount: event.snapshot.tools.length,
+            resourceCount: event.snapshot.resources.length,
+            promptCount: event.snapshot.prompts.length,
+          },
+          metadata: metadata(),
+        });
+        break;
+      case 'ServerStateChanged':
+        out.push({
+          type: 'McpServerStateChanged',
+          data: {
+            serverId: server.serverId,
+            from: event.from,
+            to: event.to,
+            reason: (event.reason === undefined ? event.trigger : `${event.trigger}: ${event.reason}`).slice(0, 1024),
+            version: origin.versionAfter,
+          },
+          metadata: metadata(),
+        });
+        break;
+      case 'HealthRecorded':
+      case 'AuthenticationExceptionGranted':
+        break;
+    }
+  }
+  return out;
+}
+
+/** The lifecycle events a descriptor change publishes. */
+export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], descriptor: ToolDescriptor, origin: EventOrigin): RegistryEvent[] {
+  const out: RegistryEvent[] = [];
+  for (const event of events) {
+    const metadata = () => metadataFor(origin, out.length);
+    switch (event.type) {
+      case 'DescriptorBound':
+        out.push({
+          type: 'ToolDescriptorActivated',
+          data: {
+            toolId: descriptor.toolId,
+            toolVersion: descriptor.toolVersion,
+            kind: descriptor.kind,
+            sideEffectClass: descriptor.sideEffectClass,
+            riskClass: descriptor.riskClass,
+            ...(descriptor.mcpServerId === undefined ? {} : { mcpServerId: descriptor.mcpServerId }),
+            definitionHash: descriptor.definitionHash,
+          },
+          metadata: metadata(),
+        });
+        break;
+      case 'DescriptorSuspended':
+        if (descriptor.mcpServerId === undefined) break;
+        out.push({
+          type: 'McpToolDefinitionChanged',
+          data: {
+            serverId: descriptor.mcpServerId,
+            toolName: descriptor.providerToolName,
+            change: event.change,
+            previousDefinitionHash: event.previousDefinitionHash,
+            ...(event.definitionHash === undefined ? {} : { definitionHash: event.definitionHash }),
+            toolId: descriptor.toolId,
+            toolVersion: descriptor.toolVersion,
+          },
+          metadata: metadata(),
+        });
+        break;
+      case 'DescriptorRetired':
+        out.push({ type: 'ToolDescriptorRetired', data: { toolId: descriptor.toolId, toolVersion: descriptor.toolVersion, reason: event.reason }, metadata: metadata() });
+        break;
+      case 'DescriptorHealthChanged':
+        break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,106 @@
+// Integration-test support: the registry started in-process against the harness's NATS and FerretDB, a client
+// connection, typed command calls, and reads of what the registry published.
+import type { z } from 'zod';
+import {
+  LifecycleEvent,
+  commandSubject,
+  hasErrorCode,
+  registryOperations,
+  streams,
+  type Scope,
+} from '@toolplane/contracts';
+import { connectMessaging, request, type Messaging } from '@toolplane/messaging';
+import { startService, type RunningService } from '@toolplane/service-kit';
+import { uniqueName, type TestScope } from '@toolplane/testing';
+import { registryService } from '../src/service.js';
+
+/** Starts a registry replica in this process; `overrides` sets or replaces environment settings. */
+export function startRegistry(scope: TestScope, overrides: Record<string, string> = {}): Promise<RunningService> {
+  return startService(registryService, {
+    NATS_URL: scope.natsUrl,
+    MONGODB_URL: scope.mongoUrl,
+    MONGODB_DATABASE: scope.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'silent',
+    REGISTRY_HEALTH_INTERVAL_MS: '400',
+    REGISTRY_HEALTH_TIMEOUT_MS: '3000',
+    REGISTRY_WATCH_LEASE_MS: '8000',
+    REGISTRY_HEALTH_FAILURE_THRESHOLD: '2',
+    REGISTRY_DISCOVERY_INTERVAL_MS: '1500',
+    MCP_HANDSHAKE_TIMEOUT_MS: '10000',
+    MCP_REQUEST_TIMEOUT_MS: '10000',
+    ...overrides,
+  });
+}
+
+/** A client connection for the test itself. */
+export function connectClient(scope: TestScope, label: string): Promise<Messaging> {
+  return connectMessaging({ url: scope.natsUrl, name: `${scope.prefix}_${label}` });
+}
+
+/** A tenant and workspace no other test uses. */
+export function freshScope(label: string): Scope {
+  return { tenant: uniqueName(label).slice(0, 60), workspace: 'dev' };
+}
+
+/** Sends one registry command in a scope and returns its reply (or throws the registry's typed error). */
+export function call<Req extends z.ZodType, Res extends z.ZodType>(
+  m: Messaging,
+  scope: Scope,
+  operation: keyof typeof registryOperations,
+  schemas: { readonly request: Req; readonly reply: Res },
+  body: z.input<Req>,
+  timeoutMs = 30_000,
+): Promise<z.output<Res>> {
+  return request(m, { subject: commandSubject(scope, 'registry', registryOperations[operation]), requestSchema: schemas.request, replySchema: schemas.reply, body, timeoutMs });
+}
+
+/** The taxonomy code a promise fails with ('OK' if it does not). */
+export async function codeOf(work: Promise<unknown>): Promise<string> {
+  try {
+    await work;
+  } catch (error) {
+    if (hasErrorCode(error)) return error.code;
+    throw error;
+  }
+  return 'OK';
+}
+
+/** Every event stored in the events stream for a scope's tenant, in stream order (duplicates dropped by JetStream are not there). */
+export async function storedEvents(m: Messaging, scope: Scope): Promise<LifecycleEvent[]> {
+  const consumer = await m.jetstream.consumers.get(streams.events.name, { filter_subjects: [`tp.v1.evt.${scope.tenant}.>`] });
+  const events: LifecycleEvent[] = [];
+  try {
+    // What is stored now, counted before reading: the read then ends as soon as it has them all.
+    let pending = (await consumer.info()).num_pending;
+    while (pending > 0) {
+      const batch = await consumer.fetch({ max_messages: Math.min(pending, 500), expires: 5_000 });
+      let received = 0;
+      for await (const message of batch) {
+        received++;
+        events.push(LifecycleEvent.parse(message.json()));
+      }
+      if (received === 0) throw new Error(`the events stream did not deliver ${pending} stored events`);
+      pending -= received;
+    }
+  } finally {
+    await consumer.delete().catch(() => undefined);
+  }
+  return events;
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs` with what it saw last. */
+export async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
