@@ -1,7 +1,9 @@
 import type { CommandGroup } from './command-group.js';
 import { approvalsCommands } from './commands/approvals.js';
+import { connectionsCommands } from './commands/connections.js';
 
 /** The command groups of `toolplane`, in help order: each area (commands/<area>.ts) is listed here. */
 export const commandGroups: readonly CommandGroup[] = [
   approvalsCommands,
+  connectionsCommands,
 ];

@@ -175,6 +175,33 @@ export {
 } from './registry-commands.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';
 export { SecretLeaseDenied, SecretLeased } from './secret-events.js';
+export { EncryptedEnvelope, SealedBox, SealingKeyId } from './sealed-secrets.js';
+export {
+  ConnectionView,
+  CreateConnectionRequest,
+  CredentialInput,
+  LeasedCredential,
+  ListConnectionsReply,
+  ListConnectionsRequest,
+  RevokeConnectionRequest,
+  RotateConnectionRequest,
+  SecretLeaseReply,
+  SecretLeaseRequest,
+  ShowConnectionRequest,
+  secretBrokerContracts,
+  secretBrokerOperations,
+} from './secret-broker-commands.js';
+export {
+  CachedAccessToken,
+  Connection,
+  ConnectionKind,
+  ConnectionName,
+  ConnectionState,
+  OAuth2ClientSettings,
+  OAuthScope,
+  SecretLease,
+  SecretLeaseState,
+} from './secret-broker-documents.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
 export { streams, type StreamDefinition } from './streams.js';
 export {

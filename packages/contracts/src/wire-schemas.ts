@@ -36,6 +36,19 @@ import {
 } from './registry-events.js';
 import { EffectiveToolSet, EffectiveToolSetRequest } from './policy.js';
 import { SecretLeaseDenied, SecretLeased } from './secret-events.js';
+import {
+  ConnectionView,
+  CreateConnectionRequest,
+  LeasedCredential,
+  ListConnectionsReply,
+  ListConnectionsRequest,
+  RevokeConnectionRequest,
+  RotateConnectionRequest,
+  SecretLeaseReply,
+  SecretLeaseRequest,
+  ShowConnectionRequest,
+} from './secret-broker-commands.js';
+import { SealedBox } from './sealed-secrets.js';
 
 /**
  * Every v1 wire message by name: the one list the JSON Schema export (generated/json-schema/<Name>.schema.json)
@@ -80,6 +93,17 @@ export const wireSchemas = {
   SecretLeaseDenied,
   EffectiveToolSetRequest,
   EffectiveToolSet,
+  CreateConnectionRequest,
+  RotateConnectionRequest,
+  RevokeConnectionRequest,
+  ShowConnectionRequest,
+  ListConnectionsRequest,
+  ListConnectionsReply,
+  ConnectionView,
+  SecretLeaseRequest,
+  SecretLeaseReply,
+  SealedBox,
+  LeasedCredential,
 } as const satisfies Record<string, z.ZodType>;
 
 /** The name of a v1 wire message. */

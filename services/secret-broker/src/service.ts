@@ -1,15 +1,142 @@
-import { streams } from '@toolplane/contracts';
-import { baseServiceConfig, type ServiceDefinition } from '@toolplane/service-kit';
-import { collections } from './collections.js';
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { commandFilter, scopeOfSubject, secretBrokerContracts, streams, toWireError, type Scope } from '@toolplane/contracts';
+import { serve, type ServeDiagnostic } from '@toolplane/messaging';
+import { redactedPaths, type Logger, type ServiceContext, type ServiceDefinition } from '@toolplane/service-kit';
+import { createAccessTokens } from './access-tokens.js';
+import { createBroker, type Broker } from './broker.js';
+import { accessTokens, collections, connections, secretLeases } from './collections.js';
+import { secretBrokerConfig, type SecretBrokerConfig } from './config.js';
+import { createCredentialVault } from './credential-vault.js';
+import { runSweeper } from './sweeper.js';
+import { tokenEndpointClient } from './token-endpoint.js';
 
-/** The secret-broker service's settings. */
-export const secretBrokerConfig = baseServiceConfig({ httpPort: 7104 });
+export { secretBrokerConfig };
 
-/** SecretBroker: keeps connection credentials encrypted at rest and leases them to the tool adapter for one invocation. */
-export const secretBrokerService: ServiceDefinition<ReturnType<typeof secretBrokerConfig.parse>> = {
+/**
+ * Log paths censored on top of the service kit's: where a credential could sit if an object that carries one
+ * were ever logged whole. The broker logs ids and codes only; this is the second fence.
+ */
+export const secretBrokerRedactedPaths: readonly string[] = [
+  'credential',
+  '*.credential',
+  '*.*.credential',
+  'password',
+  'clientSecret',
+  'client_secret',
+  'access_token',
+  'accessToken',
+  'apiKey',
+  'plaintext',
+  'sealed',
+  'secret',
+  '*.client_secret',
+  '*.access_token',
+  '*.plaintext',
+  '*.sealed',
+  '*.*.password',
+  '*.*.clientSecret',
+  '*.*.apiKey',
+  '*.*.token',
+  '*.*.accessToken',
+  'request.body',
+  'body',
+];
+
+const queue = 'secret-broker';
+
+/** SecretBroker: keeps connection credentials encrypted at rest and leases them, sealed, to the tool adapter for one invocation. */
+export const secretBrokerService: ServiceDefinition<SecretBrokerConfig> = {
   name: 'secret-broker',
   config: secretBrokerConfig,
   streams: [streams.events],
   collections,
-  start: () => Promise.resolve(),
+  start: startSecretBroker,
 };
+
+async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): Promise<void> {
+  const { config, messaging, store, signal } = context;
+  const logger = context.logger.child({ component: 'broker' }, { redact: { paths: [...redactedPaths, ...secretBrokerRedactedPaths], censor: '[redacted]' } });
+  const now = () => new Date();
+  const keyring = config.SECRET_BROKER_KEKS;
+  logger.info({ kekIds: keyring.ids(), currentKekId: keyring.currentId, recipients: [...config.SECRET_BROKER_RECIPIENTS.keys()] }, 'keys loaded');
+
+  const vault = createCredentialVault(keyring);
+  const tokens = createAccessTokens({
+    collection: store.collection(accessTokens),
+    vault,
+    fetchToken: tokenEndpointClient({ timeoutMs: config.SECRET_BROKER_TOKEN_TIMEOUT_MS, allowHttp: config.SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS }),
+    refreshMarginMs: config.SECRET_BROKER_TOKEN_REFRESH_MARGIN_MS,
+    uncachedLifetimeMs: config.SECRET_BROKER_LEASE_TTL_MS,
+    now,
+  });
+  const broker = createBroker({
+    connections: store.collection(connections),
+    leases: store.collection(secretLeases),
+    vault,
+    tokens,
+    recipients: config.SECRET_BROKER_RECIPIENTS,
+    messaging,
+    policy: { allowHttpTokenEndpoints: config.SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS },
+    maxLeaseTtlMs: config.SECRET_BROKER_LEASE_TTL_MS,
+    now,
+    newId: randomUUID,
+    logger,
+  });
+
+  for (const operation of Object.keys(secretBrokerContracts) as (keyof Broker)[]) {
+    await serveOperation(context, broker, operation, logger);
+  }
+
+  const sweeping = runSweeper(
+    {
+      connections: store.collection(connections),
+      leases: store.collection(secretLeases),
+      vault,
+      currentKekId: keyring.currentId,
+      now,
+      intervalMs: config.SECRET_BROKER_SWEEP_INTERVAL_MS,
+      logger: logger.child({ component: 'sweeper' }),
+    },
+    signal,
+  );
+  context.onShutdown('sweeper', () => sweeping);
+}
+
+async function serveOperation<K extends keyof Broker>(context: ServiceContext<SecretBrokerConfig>, broker: Broker, operation: K, logger: Logger): Promise<void> {
+  const contract = secretBrokerContracts[operation];
+  const log = logger.child({ operation });
+  const handle = broker[operation] as (scope: Scope, request: z.output<typeof contract.request>, signal: AbortSignal) => Promise<z.input<typeof contract.reply>>;
+  await serve(context.messaging, {
+    subject: commandFilter('secrets', { operation }),
+    queue,
+    requestSchema: contract.request,
+    replySchema: contract.reply,
+    signal: context.signal,
+    handler: async (request, { subject, signal }) => {
+      const scope = scopeOfSubject(subject);
+      log.debug({ tenant: scope.tenant, workspace: scope.workspace }, 'request');
+      return handle(scope, request, signal);
+    },
+    onDiagnostic: (diagnostic) => logDiagnostic(log, diagnostic),
+  });
+}
+
+function logDiagnostic(log: Logger, diagnostic: ServeDiagnostic): void {
+  switch (diagnostic.type) {
+    case 'handler_failed': {
+      // Expected refusals are answers, not faults; only unexpected failures carry their error (never a request body).
+      const wire = toWireError(diagnostic.error);
+      if (wire.code === 'INTERNAL') log.error({ subject: diagnostic.subject, code: diagnostic.reply.code, err: diagnostic.error }, 'operation failed');
+      else log.debug({ subject: diagnostic.subject, code: diagnostic.reply.code, reason: diagnostic.reply.message }, 'operation refused');
+      return;
+    }
+    case 'invalid_request':
+    case 'invalid_reply':
+      log.warn({ subject: diagnostic.subject, code: diagnostic.reply.code, reason: diagnostic.reply.message }, diagnostic.type.replace('_', ' '));
+      return;
+    case 'reply_failed':
+    case 'subscription_failed':
+      log.error({ subject: diagnostic.subject, err: diagnostic.error }, diagnostic.type.replace('_', ' '));
+  }
+}

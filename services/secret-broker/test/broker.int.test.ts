@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import type { CredentialInput, Scope, SecretLease } from '@toolplane/contracts';
+import { connectMessaging, type Messaging } from '@toolplane/messaging';
+import { startService, type RunningService } from '@toolplane/service-kit';
+import { connectStore, type Store } from '@toolplane/store';
+import { testScope } from '@toolplane/testing';
+import { secretBrokerService } from '../src/mod.js';
+import { brokerEnv, brokerKeys, call, callRaw, eventually, leaseRequest, openLease, recordEvents, rejection, type EventRecorder } from './harness.js';
+import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
+
+// Two replicas of the broker, started in-process, share one NATS queue group and one database; every request
+// below may land on either of them.
+
+const scope = testScope('secretbroker');
+const keys = brokerKeys();
+const main: Scope = { tenant: scope.prefix, workspace: 'main' };
+const otherWorkspace: Scope = { tenant: scope.prefix, workspace: 'other' };
+const otherTenant: Scope = { tenant: `${scope.prefix}_x`, workspace: 'main' };
+const canary = () => `tp-canary-${randomBytes(8).toString('hex')}`;
+
+let replicas: RunningService[] = [];
+let m: Messaging;
+let store: Store;
+let events: EventRecorder;
+let tokens: TokenEndpoint;
+
+const leaseDocs = () => store.db.collection<SecretLease>('secret_leases').find({ tenant: main.tenant }).toArray();
+const connectionDoc = (name: string, where: Scope = main) => store.db.collection('connections').findOne({ tenant: where.tenant, workspace: where.workspace, name });
+
+beforeAll(async () => {
+  tokens = await startTokenEndpoint(
+    { 'long-lived': { secret: 'cs-long', expiresIn: 3600 }, 'short-lived': { secret: 'cs-short', expiresIn: 30 }, 'no-expiry': { secret: 'cs-none' } },
+    'tp-canary-access',
+  );
+  const env = brokerEnv(scope, keys, { SECRET_BROKER_TOKEN_REFRESH_MARGIN_MS: '60000' });
+  replicas = [await startService(secretBrokerService, { ...env, INSTANCE_ID: 'a' }), await startService(secretBrokerService, { ...env, INSTANCE_ID: 'b' })];
+  m = await connectMessaging({ url: scope.natsUrl, name: 'secret-broker-test' });
+  store = await connectStore({ url: scope.mongoUrl, dbName: scope.dbName, appName: 'secret-broker-test' });
+  events = await recordEvents(m, main.tenant);
+});
+
+afterAll(async () => {
+  events.stop();
+  await Promise.all(replicas.map((replica) => replica.stop()));
+  await m.drain();
+  await store.close();
+  await tokens.close();
+});
+
+describe('connections', () => {
+  it('creates a connection whose secret is stored only encrypted and never returned by any read', async () => {
+    const secret = canary();
+    const view = await call(m, main, 'createConnection', { name: 'github', allowedTools: ['github.create_issue'], credential: { kind: 'bearer', token: secret }, actor: 'user:ops' });
+    expect(view).toMatchObject({ name: 'github', kind: 'bearer', state: 'Active', secretGeneration: 1, kekId: 'k1', createdBy: 'user:ops', allowedTools: ['github.create_issue'] });
+
+    const stored = await connectionDoc('github');
+    expect(stored?.['secret']).toMatchObject({ v: 1, kekId: 'k1' });
+    const raw = JSON.stringify(stored);
+    for (const form of [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')]) expect(raw).not.toContain(form);
+
+    const shown = await call(m, main, 'showConnection', { connectionRef: 'github' });
+    const byId = await call(m, main, 'showConnection', { connectionRef: view.connectionId });
+    const listed = await call(m, main, 'listConnections', {});
+    expect(byId).toEqual(shown);
+    expect(listed.items.map((item) => item.name)).toContain('github');
+    expect(JSON.stringify([shown, listed])).not.toContain(secret);
+    expect(JSON.stringify([shown, listed])).not.toContain('ciphertext');
+  });
+
+  it('refuses a second connection of the same name (CONFLICT) and keeps the first', async () => {
+    await call(m, main, 'createConnection', { name: 'dup', allowedTools: ['a.b'], credential: { kind: 'api-key', apiKey: 'first' } });
+    const before = await connectionDoc('dup');
+    const error = await rejection(call(m, main, 'createConnection', { name: 'dup', allowedTools: ['a.b'], credential: { kind: 'api-key', apiKey: 'second' } }));
+    expect(error.code).toBe('CONFLICT');
+    expect(await connectionDoc('dup')).toEqual(before);
+  });
+
+  it('refuses a malformed secret with INVALID_ARGUMENT that names the field but never the value, and stores nothing', async () => {
+    const secret = `${canary()} has spaces`;
+    const cases = [
+      { kind: 'bearer', token: secret },
+      { kind: 'api-key', apiKey: `${canary()}\r\nX-Injected: 1` },
+      { kind: 'basic', username: 'a:b', password: secret },
+      { kind: 'oauth2-client-credentials', tokenEndpoint: 'ftp://auth.example.com/token', clientId: 'c', clientSecret: secret, scopes: [] },
+      { kind: 'bearer', apiKey: secret },
+    ];
+    for (const credential of cases) {
+      const error = await rejection(callRaw(m, main, 'createConnection', { name: 'malformed', allowedTools: ['a.b'], credential }));
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.message).toMatch(/credential/);
+      expect(error.message).not.toContain('tp-canary');
+    }
+    const httpsOnly = await rejection(
+      callRaw(m, main, 'createConnection', { name: 'malformed', allowedTools: ['a.b'], credential: { kind: 'oauth2-client-credentials', tokenEndpoint: 'https://user:pw@auth.example.com/t', clientId: 'c', clientSecret: secret } }),
+    );
+    expect(httpsOnly).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'credential.tokenEndpoint must not contain credentials' });
+    expect(await connectionDoc('malformed')).toBeNull();
+  });
+
+  it('keeps connections of different workspaces and tenants apart', async () => {
+    await call(m, otherWorkspace, 'createConnection', { name: 'github', allowedTools: ['github.create_issue'], credential: { kind: 'bearer', token: 'other-ws' } });
+    const mine = await call(m, main, 'showConnection', { connectionRef: 'github' });
+    const theirs = await call(m, otherWorkspace, 'showConnection', { connectionRef: 'github' });
+    expect(theirs.connectionId).not.toBe(mine.connectionId);
+    expect((await rejection(call(m, otherTenant, 'showConnection', { connectionRef: mine.connectionId }))).code).toBe('NOT_FOUND');
+    expect((await rejection(call(m, otherWorkspace, 'showConnection', { connectionRef: mine.connectionId }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('leases', () => {
+  it('seals the secret to the adapter for one invocation, records the lease without the value, and publishes SecretLeased', async () => {
+    const secret = canary();
+    const created = await call(m, main, 'createConnection', { name: 'lease-basic', allowedTools: ['crm.read'], credential: { kind: 'basic', username: 'svc', password: secret } });
+    const request = leaseRequest('lease-basic', 'crm.read', { correlationId: 'corr-lease-1' });
+    const reply = await call(m, main, 'leaseSecret', request);
+    expect(reply).toMatchObject({ connectionId: created.connectionId, kind: 'basic' });
+    expect(JSON.stringify(reply)).not.toContain(secret);
+    expect(openLease(keys, reply, request.invocationId)).toEqual({ kind: 'basic', username: 'svc', password: secret });
+    // Bound to its invocation: a box replayed for another invocation does not open.
+    expect(() => openLease(keys, reply, leaseRequest('x', 'a.b').invocationId)).toThrow(/could not be decrypted/);
+
+    const event = await events.waitFor((e) => e.type === 'SecretLeased' && e.data.invocationId === request.invocationId);
+    expect(event).toMatchObject({ data: { leaseId: reply.leaseId, connectionRef: 'lease-basic', toolId: 'crm.read', leasedTo: 'svc:tool-adapter', expiresAt: reply.expiresAt }, metadata: { correlationId: 'corr-lease-1' } });
+    const lease = (await leaseDocs()).find((doc) => doc.leaseId === reply.leaseId);
+    expect(lease).toMatchObject({ state: 'Active', invocationId: request.invocationId, toolId: 'crm.read', leasedTo: 'svc:tool-adapter', secretGeneration: 1, version: 1 });
+    expect(JSON.stringify(lease)).not.toContain(secret);
+  });
+
+  it('refuses a tool not on the allow-list (AUTHORIZATION_DENIED), publishes SecretLeaseDenied, records nothing', async () => {
+    const before = (await leaseDocs()).length;
+    const request = leaseRequest('github', 'github.delete_repo');
+    const error = await rejection(call(m, main, 'leaseSecret', request));
+    expect(error.code).toBe('AUTHORIZATION_DENIED');
+    const event = await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
+    expect(event).toMatchObject({ data: { failure: { code: 'AUTHORIZATION_DENIED' }, toolId: 'github.delete_repo' } });
+    expect(await leaseDocs()).toHaveLength(before);
+  });
+
+  it('answers NOT_FOUND to another tenant or workspace, as for a connection that does not exist', async () => {
+    const { connectionId } = await call(m, main, 'showConnection', { connectionRef: 'lease-basic' });
+    const before = (await leaseDocs()).length;
+    const fromOtherTenant = await rejection(call(m, otherTenant, 'leaseSecret', leaseRequest(connectionId, 'crm.read')));
+    const fromOtherWorkspace = await rejection(call(m, otherWorkspace, 'leaseSecret', leaseRequest('lease-basic', 'crm.read')));
+    const missing = await rejection(call(m, main, 'leaseSecret', leaseRequest('no-such-connection', 'crm.read')));
+    expect([fromOtherTenant.code, fromOtherWorkspace.code, missing.code]).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
+    expect(await leaseDocs()).toHaveLength(before);
+  });
+
+  it('seals only to configured recipients: an unknown recipient key id is refused', async () => {
+    const request = leaseRequest('lease-basic', 'crm.read', { recipientKeyId: 'attacker' });
+    expect((await rejection(call(m, main, 'leaseSecret', request))).code).toBe('AUTHORIZATION_DENIED');
+    await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
+  });
+
+  it('gives two replicas racing on one invocation exactly one lease', async () => {
+    const request = leaseRequest('lease-basic', 'crm.read');
+    const replies = await Promise.all(Array.from({ length: 8 }, () => call(m, main, 'leaseSecret', request)));
+    expect(new Set(replies.map((reply) => reply.leaseId)).size).toBe(1);
+    const leases = (await leaseDocs()).filter((doc) => doc.invocationId === request.invocationId);
+    expect(leases).toHaveLength(1);
+    for (const reply of replies) expect(openLease(keys, reply, request.invocationId)).toMatchObject({ kind: 'basic' });
+  });
+
+  it('expires leases once, whichever replica sweeps, and does not hand an expired lease out again', async () => {
+    const request = leaseRequest('lease-basic', 'crm.read', { ttlMs: 300 });
+    const reply = await call(m, main, 'leaseSecret', request);
+    const lease = await eventually(
+      async () => (await leaseDocs()).find((doc) => doc.leaseId === reply.leaseId),
+      (doc) => doc?.state === 'Expired',
+    );
+    expect(lease).toMatchObject({ state: 'Expired', version: 2 });
+    expect(lease?.endedAt).toBeDefined();
+    expect((await rejection(call(m, main, 'leaseSecret', request))).code).toBe('CONFLICT');
+  });
+});
+
+describe('rotation and revocation', () => {
+  it('rotates the credential: new leases carry the new secret, the old invocation cannot re-lease', async () => {
+    const [first, second] = [canary(), canary()];
+    await call(m, main, 'createConnection', { name: 'rotating', allowedTools: ['svc.call'], credential: { kind: 'api-key', apiKey: first } });
+    const early = leaseRequest('rotating', 'svc.call');
+    expect(openLease(keys, await call(m, main, 'leaseSecret', early), early.invocationId)).toEqual({ kind: 'api-key', apiKey: first });
+    const before = await connectionDoc('rotating');
+
+    const rotated = await call(m, main, 'rotateConnection', { connectionRef: 'rotating', credential: { kind: 'api-key', apiKey: second } });
+    expect(rotated).toMatchObject({ secretGeneration: 2, version: 2 });
+    const after = await connectionDoc('rotating');
+    expect(after?.['secret']).not.toEqual(before?.['secret']);
+
+    const late = leaseRequest('rotating', 'svc.call');
+    expect(openLease(keys, await call(m, main, 'leaseSecret', late), late.invocationId)).toEqual({ kind: 'api-key', apiKey: second });
+    expect((await rejection(call(m, main, 'leaseSecret', early))).code).toBe('CONFLICT');
+  });
+
+  it('refuses a rotation to another kind (INVALID_ARGUMENT) and changes nothing', async () => {
+    const before = await connectionDoc('rotating');
+    const error = await rejection(call(m, main, 'rotateConnection', { connectionRef: 'rotating', credential: { kind: 'bearer', token: 'x' } }));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(await connectionDoc('rotating')).toEqual(before);
+  });
+
+  it('revokes: the secret is deleted, outstanding leases are revoked, further leases are denied, and revoking again is harmless', async () => {
+    await call(m, main, 'createConnection', { name: 'doomed', allowedTools: ['svc.call'], credential: { kind: 'bearer', token: canary() } });
+    const outstanding = await Promise.all([leaseRequest('doomed', 'svc.call'), leaseRequest('doomed', 'svc.call')].map((request) => call(m, main, 'leaseSecret', request)));
+
+    const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'doomed', reason: 'leaked', actor: 'user:ops' });
+    expect(revoked).toMatchObject({ state: 'Revoked', revokeReason: 'leaked', revokedBy: 'user:ops' });
+    expect(revoked.kekId).toBeUndefined();
+    expect(await connectionDoc('doomed')).not.toHaveProperty('secret');
+    const leases = (await leaseDocs()).filter((doc) => outstanding.some((reply) => reply.leaseId === doc.leaseId));
+    expect(leases.map((doc) => doc.state)).toEqual(['Revoked', 'Revoked']);
+
+    const request = leaseRequest('doomed', 'svc.call');
+    expect((await rejection(call(m, main, 'leaseSecret', request))).code).toBe('AUTHORIZATION_DENIED');
+    await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
+    expect((await rejection(call(m, main, 'rotateConnection', { connectionRef: 'doomed', credential: { kind: 'bearer', token: 'x' } }))).code).toBe('CONFLICT');
+    expect(await call(m, main, 'revokeConnection', { connectionRef: 'doomed' })).toMatchObject({ state: 'Revoked', version: revoked.version });
+    expect((await call(m, main, 'listConnections', { state: 'Revoked' })).items.map((item) => item.name)).toEqual(['doomed']);
+  });
+});
+
+describe('oauth2-client-credentials', () => {
+  const oauth2 = (clientId: string, clientSecret: string): CredentialInput => ({ kind: 'oauth2-client-credentials', tokenEndpoint: tokens.url, clientId, clientSecret, scopes: ['read', 'write'] });
+
+  it('leases an access token from the token endpoint, never the client secret, and caches it across leases and replicas', async () => {
+    await call(m, main, 'createConnection', { name: 'crm-long', allowedTools: ['crm.read'], credential: oauth2('long-lived', 'cs-long') });
+    const first = leaseRequest('crm-long', 'crm.read');
+    const firstReply = await call(m, main, 'leaseSecret', first);
+    const firstToken = openLease(keys, firstReply, first.invocationId);
+    expect(tokens.requests('long-lived')).toBe(1);
+    expect(firstToken).toMatchObject({ kind: 'oauth2-client-credentials', tokenType: 'Bearer', accessToken: tokens.issued.at(-1), scopes: ['read', 'write'] });
+    expect(JSON.stringify(firstToken)).not.toContain('cs-long');
+
+    for (let i = 0; i < 4; i += 1) {
+      const next = leaseRequest('crm-long', 'crm.read');
+      const token = openLease(keys, await call(m, main, 'leaseSecret', next), next.invocationId);
+      expect(token).toMatchObject({ accessToken: firstToken.kind === 'oauth2-client-credentials' ? firstToken.accessToken : '' });
+    }
+    expect(tokens.requests('long-lived')).toBe(1);
+    const cached = await store.db.collection('access_tokens').findOne({ tenant: main.tenant });
+    expect(JSON.stringify(cached)).not.toContain(tokens.issued[0] ?? 'none');
+  });
+
+  it('refreshes a token before it expires: one with less than the margin left is replaced at the next lease', async () => {
+    await call(m, main, 'createConnection', { name: 'crm-short', allowedTools: ['crm.read'], credential: oauth2('short-lived', 'cs-short') });
+    const first = leaseRequest('crm-short', 'crm.read');
+    const firstReply = await call(m, main, 'leaseSecret', first);
+    const firstToken = openLease(keys, firstReply, first.invocationId);
+    expect(tokens.requests('short-lived')).toBe(1);
+    // 30 s tokens against a 60 s refresh margin: the cached token is still valid, but due for refresh.
+    if (firstToken.kind !== 'oauth2-client-credentials') throw new Error('not an oauth2 lease');
+    expect(Date.parse(firstToken.expiresAt)).toBeGreaterThan(Date.now());
+    expect(Date.parse(firstReply.expiresAt)).toBeLessThanOrEqual(Date.parse(firstToken.expiresAt));
+
+    const second = leaseRequest('crm-short', 'crm.read');
+    const secondToken = openLease(keys, await call(m, main, 'leaseSecret', second), second.invocationId);
+    expect(tokens.requests('short-lived')).toBe(2);
+    expect(secondToken).toMatchObject({ kind: 'oauth2-client-credentials' });
+    expect(secondToken.kind === 'oauth2-client-credentials' && secondToken.accessToken).not.toBe(firstToken.accessToken);
+  });
+
+  it('fetches a new token with the new client secret after a rotation', async () => {
+    tokens.setClient('long-lived', { secret: 'cs-long-2', expiresIn: 3600 });
+    await call(m, main, 'rotateConnection', { connectionRef: 'crm-long', credential: oauth2('long-lived', 'cs-long-2') });
+    const request = leaseRequest('crm-long', 'crm.read');
+    const token = openLease(keys, await call(m, main, 'leaseSecret', request), request.invocationId);
+    expect(tokens.requests('long-lived')).toBe(2);
+    expect(token).toMatchObject({ accessToken: tokens.issued.at(-1) });
+  });
+
+  it('refuses the lease when the token endpoint rejects the client (AUTHENTICATION_FAILED), without repeating the secret', async () => {
+    await call(m, main, 'createConnection', { name: 'crm-wrong', allowedTools: ['crm.read'], credential: oauth2('long-lived', 'tp-canary-wrong-secret') });
+    const request = leaseRequest('crm-wrong', 'crm.read');
+    const error = await rejection(call(m, main, 'leaseSecret', request));
+    expect(error.code).toBe('AUTHENTICATION_FAILED');
+    expect(error.message).toContain('invalid_client');
+    expect(error.message).not.toContain('tp-canary');
+    const denied = await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
+    expect(JSON.stringify(denied)).not.toContain('tp-canary');
+    expect((await leaseDocs()).some((doc) => doc.invocationId === request.invocationId)).toBe(false);
+  });
+
+  it('does not cache a token whose endpoint gave no expires_in, and leases it for no longer than a lease', async () => {
+    await call(m, main, 'createConnection', { name: 'crm-none', allowedTools: ['crm.read'], credential: oauth2('no-expiry', 'cs-none') });
+    for (let i = 1; i <= 2; i += 1) {
+      const request = leaseRequest('crm-none', 'crm.read');
+      const reply = await call(m, main, 'leaseSecret', request);
+      const token = openLease(keys, reply, request.invocationId);
+      if (token.kind !== 'oauth2-client-credentials') throw new Error('not an oauth2 lease');
+      expect(Date.parse(reply.expiresAt)).toBeLessThanOrEqual(Date.parse(token.expiresAt));
+      expect(Date.parse(token.expiresAt) - Date.now()).toBeLessThanOrEqual(300_000);
+      expect(tokens.requests('no-expiry')).toBe(i);
+    }
+  });
+});

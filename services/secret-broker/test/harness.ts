@@ -1,0 +1,135 @@
+// What the secret broker's integration tests share: keys and settings for a broker, a client that speaks its
+// request/reply contracts, the tool adapter's side of a lease, and a recorder of the events it publishes.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  LeasedCredential,
+  LifecycleEvent,
+  commandSubject,
+  eventFilter,
+  secretBrokerContracts,
+  type Scope,
+  type SecretLeaseReply,
+  type SecretLeaseRequest,
+} from '@toolplane/contracts';
+import { request, type Messaging } from '@toolplane/messaging';
+import { generateKek, generateRecipientKeyPair, openSealedBox, type EncodedKeyPair } from '@toolplane/sealing';
+import type { TestScope } from '@toolplane/testing';
+
+/** The keys of a test broker: one KEK, and the tool adapter's recipient key pair. */
+export interface BrokerKeys {
+  readonly kek: string;
+  readonly adapter: EncodedKeyPair;
+}
+
+/** Fresh keys for one test file. */
+export function brokerKeys(): BrokerKeys {
+  return { kek: generateKek(), adapter: generateRecipientKeyPair() };
+}
+
+/** The environment of a broker replica over the test servers. */
+export function brokerEnv(scope: TestScope, keys: BrokerKeys, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NATS_URL: scope.natsUrl,
+    MONGODB_URL: scope.mongoUrl,
+    MONGODB_DATABASE: scope.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'warn',
+    SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: keys.kek } }),
+    SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': keys.adapter.publicKey }),
+    SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS: 'true',
+    SECRET_BROKER_SWEEP_INTERVAL_MS: '250',
+    ...extra,
+  };
+}
+
+type Operation = keyof typeof secretBrokerContracts;
+
+/** Calls one broker operation in a scope, with the typed contracts (the body is validated before sending). */
+export function call<K extends Operation>(m: Messaging, scope: Scope, operation: K, body: z.input<(typeof secretBrokerContracts)[K]['request']>): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
+  const contract = secretBrokerContracts[operation];
+  return request(m, { subject: commandSubject(scope, 'secrets', operation), requestSchema: contract.request, replySchema: contract.reply, body, timeoutMs: 15_000 }) as Promise<
+    z.output<(typeof secretBrokerContracts)[K]['reply']>
+  >;
+}
+
+/** Sends any body, unvalidated, as a malicious or broken client would. */
+export function callRaw(m: Messaging, scope: Scope, operation: Operation, body: unknown): Promise<unknown> {
+  return request(m, { subject: commandSubject(scope, 'secrets', operation), requestSchema: z.unknown(), replySchema: z.unknown(), body, timeoutMs: 15_000 });
+}
+
+/** A lease request of the tool adapter for a fresh invocation. */
+export function leaseRequest(connectionRef: string, toolId: string, extra: Partial<SecretLeaseRequest> = {}): SecretLeaseRequest {
+  return { invocationId: randomUUID(), toolId, connectionRef, recipientKeyId: 'tool-adapter', ...extra };
+}
+
+/** Opens a lease as the tool adapter does: with its private key, for that lease and invocation. */
+export function openLease(keys: BrokerKeys, reply: SecretLeaseReply, invocationId: string): LeasedCredential {
+  const plaintext = openSealedBox({ keyId: 'tool-adapter', privateKey: keys.adapter.privateKey }, reply.sealed, { leaseId: reply.leaseId, invocationId });
+  return LeasedCredential.parse(JSON.parse(plaintext.toString('utf8')));
+}
+
+/** The error a promise rejects with (fails the test if it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code: string; message: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Records the lifecycle events of one tenant as core NATS delivers them. */
+export interface EventRecorder {
+  readonly events: LifecycleEvent[];
+  /** Resolves with the first recorded event (past or future) that matches, or rejects after the deadline. */
+  waitFor(match: (event: LifecycleEvent) => boolean, timeoutMs?: number): Promise<LifecycleEvent>;
+  stop(): void;
+}
+
+/** Starts recording the events of `tenant`. */
+export async function recordEvents(m: Messaging, tenant: string): Promise<EventRecorder> {
+  const events: LifecycleEvent[] = [];
+  const waiters = new Set<() => void>();
+  const subscription = m.connection.subscribe(eventFilter({ tenant }), {
+    callback: (error, msg) => {
+      if (error) return;
+      events.push(LifecycleEvent.parse(JSON.parse(new TextDecoder().decode(msg.data))));
+      for (const wake of waiters) wake();
+    },
+  });
+  await m.connection.flush();
+  return {
+    events,
+    waitFor: (match, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = events.find(match);
+          if (found === undefined) return false;
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(found);
+          return true;
+        };
+        const wake = () => void check();
+        const timer = setTimeout(() => {
+          waiters.delete(wake);
+          reject(new Error(`no matching event within ${timeoutMs} ms; saw ${events.map((event) => event.type).join(', ') || 'none'}`));
+        }, timeoutMs);
+        waiters.add(wake);
+        check();
+      }),
+    stop: () => subscription.unsubscribe(),
+  };
+}
+
+/** Polls `read` until `done` holds for its value or the deadline passes (for state with no event, e.g. expiry). */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
