@@ -34,6 +34,26 @@ import {
   ToolDescriptorActivated,
   ToolDescriptorRetired,
 } from './registry-events.js';
+import {
+  BindToolReply,
+  BindToolRequest,
+  DiscoverServerReply,
+  GetDescriptorReply,
+  GetDescriptorRequest,
+  GrantAuthenticationExceptionRequest,
+  ListServersReply,
+  ListServersRequest,
+  ListToolsReply,
+  ListToolsRequest,
+  RegisterServerReply,
+  RegisterServerRequest,
+  RetireServerReply,
+  RetireServerRequest,
+  ServerReply,
+  ServerRequest,
+  UnbindToolReply,
+  UnbindToolRequest,
+} from './registry-commands.js';
 import { EffectiveToolSet, EffectiveToolSetRequest } from './policy.js';
 import { SecretLeaseDenied, SecretLeased } from './secret-events.js';
 import {
@@ -104,6 +124,24 @@ export const wireSchemas = {
   SecretLeaseReply,
   SealedBox,
   LeasedCredential,
+  RegisterServerRequest,
+  RegisterServerReply,
+  ServerRequest,
+  ServerReply,
+  DiscoverServerReply,
+  BindToolRequest,
+  BindToolReply,
+  UnbindToolRequest,
+  UnbindToolReply,
+  RetireServerRequest,
+  RetireServerReply,
+  GrantAuthenticationExceptionRequest,
+  ListServersRequest,
+  ListServersReply,
+  ListToolsRequest,
+  ListToolsReply,
+  GetDescriptorRequest,
+  GetDescriptorReply,
 } as const satisfies Record<string, z.ZodType>;
 
 /** The name of a v1 wire message. */
