@@ -1,0 +1,298 @@
+import {
+  DiscoverServerReply,
+  GrantAuthenticationExceptionRequest,
+  ListServersReply,
+  ListServersRequest,
+  McpServerState,
+  RegisterServerReply,
+  RegisterServerRequest,
+  RetireServerReply,
+  RetireServerRequest,
+  ServerReply,
+  ServerRequest,
+  ToolplaneError,
+  registryOperations,
+  type McpAuthentication,
+  type McpServer,
+  type McpServerSetting,
+  type McpServerSummary,
+} from '@toolplane/contracts';
+import type { z } from 'zod';
+import type { CommandGroup } from '../command-group.js';
+import type { CliContext } from '../context.js';
+import { formatFields, formatTable } from '../output.js';
+
+// `toolplane servers …`: MCP servers in the registry. Credentials are never given here: a header or environment
+// variable that needs one names a secret-broker connection (`--env-connection NAME=CONNECTION`).
+
+/** Splits a command line the way a POSIX shell splits words: whitespace, single and double quotes, backslash escapes. */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i] as string;
+    if (quote === "'") {
+      if (char === "'") quote = undefined;
+      else word += char;
+    } else if (quote === '"') {
+      if (char === '"') quote = undefined;
+      else if (char === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1] as string)) word += line[++i];
+      else word += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      inWord = true;
+    } else if (char === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (quote !== undefined) throw new ToolplaneError('INVALID_ARGUMENT', `--stdio: unterminated ${quote === '"' ? 'double' : 'single'} quote`);
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** Parses `NAME=VALUE` (the value may contain `=`). */
+export function parseAssignment(flag: string, text: string): { name: string; value: string } {
+  const at = text.indexOf('=');
+  if (at <= 0) throw new ToolplaneError('INVALID_ARGUMENT', `${flag} takes NAME=VALUE, not ${JSON.stringify(text.slice(0, 60))}`);
+  return { name: text.slice(0, at), value: text.slice(at + 1) };
+}
+
+/** Settings from `--env K=V` (plain values) and `--env-connection K=CONNECTION` (brokered secrets). */
+export function parseSettings(flag: string, values: readonly string[], connections: readonly string[]): McpServerSetting[] | undefined {
+  const settings: McpServerSetting[] = [
+    ...values.map((text) => parseAssignment(flag, text)),
+    ...connections.map((text) => {
+      const { name, value } = parseAssignment(`${flag}-connection`, text);
+      return { name, connectionRef: value };
+    }),
+  ];
+  return settings.length === 0 ? undefined : settings;
+}
+
+const authentications: Readonly<Record<string, McpAuthentication>> = { none: 'None', oauth2: 'OAuth2ProtectedResource', workload: 'WorkloadIdentity' };
+
+/** `--auth none|oauth2|workload` as the contract names it. */
+export function parseAuthentication(value: string): McpAuthentication {
+  const authentication = authentications[value.toLowerCase()];
+  if (authentication === undefined) throw new ToolplaneError('INVALID_ARGUMENT', '--auth must be one of none, oauth2, workload');
+  return authentication;
+}
+
+function parseState(value: string): McpServerState {
+  const state = McpServerState.options.find((option) => option.toLowerCase() === value.toLowerCase());
+  if (state === undefined) throw new ToolplaneError('INVALID_ARGUMENT', `--state must be one of ${McpServerState.options.map((option) => option.toLowerCase()).join(', ')}`);
+  return state;
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new ToolplaneError('INVALID_ARGUMENT', '--limit must be a whole number from 1 to 500');
+  return limit;
+}
+
+/** Collects a repeatable option's values. */
+export function collect(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Who runs the command, recorded with what it changes: $TOOLPLANE_ACTOR, or a generic operator. */
+export function actorOf(context: CliContext): string {
+  return context.io.env['TOOLPLANE_ACTOR']?.trim() || 'operator:cli';
+}
+
+interface RegisterOptions {
+  readonly name: string;
+  readonly stdio?: string;
+  readonly url?: string;
+  readonly auth?: McpAuthentication;
+  readonly env: readonly string[];
+  readonly envConnection: readonly string[];
+  readonly header: readonly string[];
+  readonly headerConnection: readonly string[];
+  readonly connection?: string;
+  readonly policy?: string;
+  readonly published?: boolean;
+}
+
+/** The register request the flags describe. */
+export function registerRequest(options: RegisterOptions, actor: string): z.input<typeof RegisterServerRequest> {
+  if ((options.stdio === undefined) === (options.url === undefined)) throw new ToolplaneError('INVALID_ARGUMENT', 'give exactly one of --stdio "COMMAND ARGS" and --url URL');
+  const env = parseSettings('--env', options.env, options.envConnection);
+  const headers = parseSettings('--header', options.header, options.headerConnection);
+  let stdio: z.input<typeof RegisterServerRequest>['stdio'];
+  if (options.stdio !== undefined) {
+    const [executable, ...args] = splitCommandLine(options.stdio);
+    if (executable === undefined) throw new ToolplaneError('INVALID_ARGUMENT', '--stdio needs a command');
+    stdio = { executable, args, ...(env === undefined ? {} : { env }) };
+  } else if (env !== undefined) {
+    throw new ToolplaneError('INVALID_ARGUMENT', '--env applies to --stdio servers; an HTTP server takes --header');
+  }
+  if (options.stdio !== undefined && headers !== undefined) throw new ToolplaneError('INVALID_ARGUMENT', '--header applies to --url servers');
+  return {
+    name: options.name,
+    ...(options.published === true ? { direction: 'Published' as const } : {}),
+    ...(stdio === undefined ? {} : { stdio }),
+    ...(options.url === undefined ? {} : { endpointUrl: options.url }),
+    ...(headers === undefined ? {} : { headers }),
+    ...(options.auth === undefined ? {} : { authentication: options.auth }),
+    ...(options.connection === undefined ? {} : { connectionRef: options.connection }),
+    ...(options.policy === undefined ? {} : { governancePolicyRef: options.policy }),
+    actor,
+  };
+}
+
+function target(server: McpServer): string {
+  return server.transport === 'Stdio' ? [server.command?.executable, ...(server.command?.args ?? [])].join(' ') : (server.endpointUrl ?? '');
+}
+
+/** A server as aligned `label: value` lines. */
+export function serverFields(server: McpServer): string {
+  const capabilities = server.capabilities;
+  return formatFields([
+    ['id', server.serverId],
+    ['name', server.name],
+    ['state', server.state],
+    ['direction', server.direction],
+    ['transport', server.transport],
+    ['target', target(server)],
+    ['settings', [...(server.command?.env ?? []), ...(server.headers ?? [])].map((setting) => ('value' in setting ? setting.name : `${setting.name}←${setting.connectionRef}`))],
+    ['authentication', server.authentication],
+    ['connection', server.connectionRef],
+    ['exception', server.authenticationException === undefined ? undefined : `until ${server.authenticationException.expiresAt} by ${server.authenticationException.grantedBy}`],
+    ['policy', server.governancePolicyRef],
+    ['protocol', server.protocolVersion],
+    ['server info', capabilities === undefined ? undefined : `${capabilities.serverInfo.name} ${capabilities.serverInfo.version}`],
+    ['tools', capabilities?.tools.map((tool) => tool.name)],
+    ['resources', capabilities?.resources.length],
+    ['prompts', capabilities?.prompts.map((prompt) => prompt.name)],
+    ['failures', server.health.consecutiveFailures],
+    ['last error', server.health.lastError],
+    ['last handshake', server.lastHandshakeAt],
+    ['registered', `${server.registeredAt} by ${server.registeredBy}`],
+    ['version', server.version],
+  ]);
+}
+
+function summaryTable(servers: readonly McpServerSummary[]): string {
+  return formatTable(
+    ['ID', 'NAME', 'STATE', 'TRANSPORT', 'AUTH', 'TOOLS', 'RESOURCES', 'PROMPTS', 'TARGET'],
+    servers.map((server) => [server.serverId, server.name, server.state, server.transport, server.authentication, server.toolCount, server.resourceCount, server.promptCount, server.target]),
+  );
+}
+
+const schemas = {
+  register: { request: RegisterServerRequest, reply: RegisterServerReply },
+  list: { request: ListServersRequest, reply: ListServersReply },
+  show: { request: ServerRequest, reply: ServerReply },
+  discover: { request: ServerRequest, reply: DiscoverServerReply },
+  retire: { request: RetireServerRequest, reply: RetireServerReply },
+  grant: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },
+};
+
+/** `toolplane servers register|list|show|discover|retire|grant-exception`: MCP servers in the registry. */
+export const serversCommands: CommandGroup = (program, context) => {
+  const servers = program.command('servers').description('Register, discover, inspect and retire MCP servers.');
+
+  servers
+    .command('register')
+    .description('register an MCP server (state Registered); nothing of it is invocable until discovered and bound')
+    .requiredOption('--name <name>', 'unique name in the workspace ([A-Za-z0-9_-], the first segment of its tool ids)')
+    .option('--stdio <command>', 'a command to spawn, with its arguments, e.g. "/usr/bin/node server.js --flag"')
+    .option('--url <url>', 'a Streamable HTTP endpoint')
+    .option('--auth <kind>', 'how Toolplane authenticates to it: none (default), oauth2, workload', parseAuthentication)
+    .option('--env <NAME=VALUE>', 'an environment variable of a stdio server (repeatable; never a secret)', collect, [])
+    .option('--env-connection <NAME=CONNECTION>', 'an environment variable whose value a connection supplies (repeatable)', collect, [])
+    .option('--header <NAME=VALUE>', 'a request header of an HTTP server (repeatable; never a secret)', collect, [])
+    .option('--header-connection <NAME=CONNECTION>', 'a request header whose value a connection supplies (repeatable)', collect, [])
+    .option('--connection <ref>', 'the connection holding the credential for oauth2 or workload authentication')
+    .option('--policy <ref>', 'the governance policy applied to every call through it (default: default)')
+    .option('--published', 'the server publishes Toolplane tools (default: consumed)')
+    .action(async (options: RegisterOptions) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.register, schemas.register, registerRequest(options, actorOf(ctx)));
+      ctx.print(reply, () => `${reply.created ? 'registered' : 'already registered'}\n${serverFields(reply.server)}`);
+    });
+
+  servers
+    .command('list')
+    .description('list the servers of the workspace, oldest first')
+    .option('--state <state>', 'only servers in this state (registered, verified, active, degraded, retired)', parseState)
+    .option('--limit <n>', 'at most this many (1-500, default 100)', parseLimit)
+    .option('--after <cursor>', 'continue after the previous page (its "next" cursor)')
+    .action(async (options: { state?: McpServerState; limit?: number; after?: string }) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.listServers, schemas.list, {
+        ...(options.state === undefined ? {} : { state: options.state }),
+        ...(options.limit === undefined ? {} : { limit: options.limit }),
+        ...(options.after === undefined ? {} : { after: options.after }),
+      });
+      ctx.print(reply, () => {
+        const table = summaryTable(reply.servers);
+        return reply.next === null ? table : `${table}more: --after ${reply.next}\n`;
+      });
+    });
+
+  servers
+    .command('show')
+    .description('show one server: reachability, authentication, state, capabilities and health')
+    .argument('<id>', 'server id')
+    .action(async (serverId: string) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.getServer, schemas.show, { serverId });
+      ctx.print(reply.server, () => serverFields(reply.server));
+    });
+
+  servers
+    .command('discover')
+    .description('handshake with the server and discover its tools, resources and prompts (Registered → Verified)')
+    .argument('<id>', 'server id')
+    .action(async (serverId: string) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.discover, schemas.discover, { serverId, actor: actorOf(ctx) });
+      ctx.print(reply, () => {
+        const changes = reply.changes.map((change) => `${change.change === 'Changed' ? 'suspended' : 'retired'}: ${change.toolId}@${change.toolVersion} (${change.toolName} ${change.change.toLowerCase()})`);
+        return `${serverFields(reply.server)}${changes.length === 0 ? '' : `${changes.join('\n')}\n`}`;
+      });
+    });
+
+  servers
+    .command('retire')
+    .description('retire an Active or Degraded server and every tool bound to it')
+    .argument('<id>', 'server id')
+    .option('--reason <text>', 'why (recorded with the state change)')
+    .action(async (serverId: string, options: { reason?: string }) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.retire, schemas.retire, { serverId, actor: actorOf(ctx), ...(options.reason === undefined ? {} : { reason: options.reason }) });
+      ctx.print(reply, () => `${serverFields(reply.server)}retired descriptors: ${reply.retiredDescriptors}\n`);
+    });
+
+  servers
+    .command('grant-exception')
+    .description("record a platform admin's expiring exception letting a remote server without OAuth2 or workload authentication be Active")
+    .argument('<id>', 'server id')
+    .requiredOption('--expires-at <time>', 'when it ends (ISO 8601, at most 90 days ahead)')
+    .requiredOption('--reason <text>', 'why the exception is acceptable')
+    .option('--granted-by <principal>', 'the platform admin granting it (default: $TOOLPLANE_ACTOR)')
+    .action(async (serverId: string, options: { expiresAt: string; reason: string; grantedBy?: string }) => {
+      const ctx = context();
+      const expires = new Date(options.expiresAt);
+      if (Number.isNaN(expires.getTime())) throw new ToolplaneError('INVALID_ARGUMENT', '--expires-at must be a date and time, e.g. 2026-12-31T00:00:00Z');
+      const reply = await ctx.call('registry', registryOperations.grantException, schemas.grant, {
+        serverId,
+        reason: options.reason,
+        expiresAt: expires.toISOString(),
+        grantedBy: options.grantedBy ?? actorOf(ctx),
+      });
+      ctx.print(reply.server, () => serverFields(reply.server));
+    });
+};

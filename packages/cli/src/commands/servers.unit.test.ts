@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { ToolplaneError } from '@toolplane/contracts';
+import type { CommandGroup } from '../command-group.js';
+import type { CliContext } from '../context.js';
+import type { CliIo } from '../output.js';
+import { runCli } from '../program.js';
+import { serversCommands, splitCommandLine } from './servers.js';
+import { toolsCommands } from './tools.js';
+
+// What the servers and tools commands send, from their flags, to a recording stand-in for the registry; the
+// registry's own tests run the same commands against the real service.
+
+interface Sent {
+  readonly operation: string;
+  readonly body: unknown;
+}
+
+function harness() {
+  const sent: Sent[] = [];
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: (text) => void (out += text),
+    stderr: (text) => void (err += text),
+    readStdin: () => Promise.resolve(''),
+    env: { TOOLPLANE_ACTOR: 'user:ops' },
+  };
+  const context: CliContext = {
+    io,
+    json: false,
+    scope: () => ({ tenant: 'acme', workspace: 'main' }),
+    messaging: () => Promise.reject(new Error('no NATS in unit tests')),
+    close: () => Promise.resolve(),
+    print: (_data, human) => io.stdout(human()),
+    call: (_service, operation, schemas, body) => {
+      const parsed = schemas.request.safeParse(body);
+      if (!parsed.success) return Promise.reject(new ToolplaneError('INVALID_ARGUMENT', `the request does not match its contract: ${parsed.error.issues[0]?.message ?? ''}`));
+      sent.push({ operation, body });
+      // Only what is sent matters here: the stand-in answers every request with an error.
+      return Promise.reject(new ToolplaneError('NOT_FOUND', 'not answered in unit tests'));
+    },
+  };
+  const groups: CommandGroup[] = [(program) => serversCommands(program, () => context), (program) => toolsCommands(program, () => context)];
+  return { run: (argv: string[]) => runCli(argv, io, groups), sent, out: () => out, err: () => err };
+}
+
+describe('splitCommandLine', () => {
+  it.each([
+    ['node server.js stdio', ['node', 'server.js', 'stdio']],
+    ['  /usr/bin/node   "/a path/with spaces.js"  --flag=1 ', ['/usr/bin/node', '/a path/with spaces.js', '--flag=1']],
+    [`python -c 'print("hi")'`, ['python', '-c', 'print("hi")']],
+    ['a\\ b "c\\"d" \'\'', ['a b', 'c"d', '']],
+  ])('splits %s', (line, words) => expect(splitCommandLine(line)).toEqual(words));
+
+  it('refuses an unterminated quote', () => {
+    expect(() => splitCommandLine('node "oops')).toThrow(/unterminated double quote/);
+  });
+});
+
+describe('toolplane servers register', () => {
+  it('sends a stdio registration with its words, environment and the actor', async () => {
+    const cli = harness();
+    await cli.run(['servers', 'register', '--name', 'memory', '--stdio', '/usr/bin/node "/opt/memory server/index.js"', '--env', 'MEMORY_FILE_PATH=/tmp/m.json', '--env-connection', 'API_KEY=memory-key']);
+    expect(cli.sent).toEqual([
+      {
+        operation: 'register',
+        body: {
+          name: 'memory',
+          stdio: { executable: '/usr/bin/node', args: ['/opt/memory server/index.js'], env: [{ name: 'MEMORY_FILE_PATH', value: '/tmp/m.json' }, { name: 'API_KEY', connectionRef: 'memory-key' }] },
+          actor: 'user:ops',
+        },
+      },
+    ]);
+  });
+
+  it('sends an HTTP registration with its authentication', async () => {
+    const cli = harness();
+    await cli.run(['servers', 'register', '--name', 'gh', '--url', 'https://mcp.example.com/mcp', '--auth', 'oauth2', '--connection', 'github-oauth', '--header-connection', 'Authorization=github-oauth']);
+    expect(cli.sent[0]?.body).toMatchObject({ endpointUrl: 'https://mcp.example.com/mcp', authentication: 'OAuth2ProtectedResource', connectionRef: 'github-oauth', headers: [{ name: 'Authorization', connectionRef: 'github-oauth' }] });
+  });
+
+  it.each([
+    [['--name', 'x'], /exactly one of --stdio/],
+    [['--name', 'x', '--stdio', 'a', '--url', 'http://127.0.0.1/mcp'], /exactly one of --stdio/],
+    [['--name', 'x', '--url', 'http://127.0.0.1/mcp', '--env', 'A=1'], /--env applies to --stdio/],
+    [['--name', 'x', '--stdio', 'a', '--env', 'novalue'], /NAME=VALUE/],
+    [['--name', 'x', '--stdio', 'a', '--auth', 'basic'], /--auth must be one of none, oauth2, workload/],
+  ])('refuses %j with INVALID_ARGUMENT and sends nothing', async (flags, message) => {
+    const cli = harness();
+    expect(await cli.run(['servers', 'register', ...flags])).toBe(1);
+    expect(cli.err()).toMatch(/^INVALID_ARGUMENT: /);
+    expect(cli.err()).toMatch(message);
+    expect(cli.sent).toEqual([]);
+  });
+});
+
+describe('toolplane tools bind', () => {
+  const serverId = '0b9f6a3e-2f4c-4b7a-9c1d-5e6f7a8b9c0d';
+
+  it('maps its flags onto the bind request', async () => {
+    const cli = harness();
+    await cli.run([
+      'tools',
+      'bind',
+      serverId,
+      'create_issue',
+      '--effect',
+      'external',
+      '--risk',
+      'high',
+      '--permission',
+      'github:write',
+      '--permission',
+      'github:read',
+      '--secret',
+      'github-token',
+      '--timeout-ms',
+      '5000',
+      '--idempotency',
+      'key',
+      '--sandbox',
+      'none',
+      '--max-attempts',
+      '2',
+    ]);
+    expect(cli.sent).toEqual([
+      {
+        operation: 'bind',
+        body: {
+          serverId,
+          toolName: 'create_issue',
+          sideEffectClass: 'EXTERNAL_COMMUNICATION',
+          riskClass: 'HIGH',
+          permissions: ['github:write', 'github:read'],
+          roles: [],
+          secretDependencies: ['github-token'],
+          timeoutMs: 5000,
+          idempotency: 'SUPPORTED_WITH_KEY',
+          sandboxKind: 'None',
+          retryPolicy: { maxAttempts: 2, initialBackoffMs: 200, maxBackoffMs: 5000 },
+          actor: 'user:ops',
+        },
+      },
+    ]);
+  });
+
+  it('needs --effect and --risk, and refuses unknown classes', async () => {
+    const missing = harness();
+    expect(await missing.run(['tools', 'bind', serverId, 'echo', '--risk', 'low'])).not.toBe(0);
+    expect(missing.err()).toMatch(/--effect/);
+    const unknown = harness();
+    expect(await unknown.run(['tools', 'bind', serverId, 'echo', '--effect', 'harmless', '--risk', 'low'])).toBe(1);
+    expect(unknown.err()).toMatch(/^INVALID_ARGUMENT: --effect must be one of read, write/);
+    expect([...missing.sent, ...unknown.sent]).toEqual([]);
+  });
+});
