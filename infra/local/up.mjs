@@ -46,6 +46,19 @@ if (!natsUrl && !mongoUrl) {
 }
 runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 
+// Development keys for the services that need them (kept in .local across runs), unless the environment
+// already provides them.
+const devKeysFile = path.join(localDir, 'dev-keys.env');
+runStep('preparing development keys', process.execPath, [path.join(root, 'infra/local/dev-keys.mjs'), '--file', devKeysFile]);
+const devKeys = Object.fromEntries(
+  readFileSync(devKeysFile, 'utf8')
+    .split('\n')
+    .map((line) => /^([A-Z0-9_]+)='(.*)'$/.exec(line))
+    .filter(Boolean)
+    .filter(([, key]) => process.env[key] === undefined)
+    .map(([, key, value]) => [key, value]),
+);
+
 mkdirSync(logDir, { recursive: true });
 const children = new Map();
 let stopping = false;
@@ -55,7 +68,7 @@ for (const [index, name] of services.entries()) {
   const log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
   const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist/main.js')], {
     cwd: root,
-    env: { ...process.env, NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) },
+    env: { ...devKeys, ...process.env, NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a terminal's Ctrl-C reaches only this supervisor, which then stops each
     // service once with SIGTERM (a service takes a second signal as "exit now").

@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { freePort, testScope } from '@toolplane/testing';
 import { serviceNames, spawnService, waitForStatus } from './service-process.js';
 
 const scope = testScope('lifecycle');
+// The settings without defaults that some services need besides NATS and MongoDB.
+const serviceKeys = {
+  SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: generateKek() } }),
+  SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': generateRecipientKeyPair().publicKey }),
+};
 
 describe.each(serviceNames)('the %s service process', (name) => {
   it('reports ready, serves metrics, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     const service = spawnService(name, {
+      ...serviceKeys,
       NATS_URL: scope.natsUrl,
       MONGODB_URL: scope.mongoUrl,
       MONGODB_DATABASE: scope.dbName,
