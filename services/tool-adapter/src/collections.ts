@@ -1,8 +1,15 @@
-import type { ToolInvocation } from '@toolplane/contracts';
+import type { AgentProfile, TenantPolicy, ToolInvocation } from '@toolplane/contracts';
 import { defineCollection } from '@toolplane/store';
 
+/**
+ * A stored ToolInvocation. `_id` is derived from (tenant, workspace, idempotencyKey), so one logical call keeps one
+ * document across its attempts. `leaseUntil` is the processing lease: while it lies in the future, the handler that
+ * last wrote the document may still be working on it (a redelivery joins instead of taking over).
+ */
+export type StoredInvocation = ToolInvocation & { _id: string; leaseUntil?: string };
+
 /** The `tool_invocations` collection and the indexes its queries and invariants need. */
-export const toolInvocations = defineCollection<ToolInvocation>({
+export const toolInvocations = defineCollection<StoredInvocation>({
   name: 'tool_invocations',
   indexes: [
     // One ToolInvocation per idempotency key in a scope: the authority behind "never executed twice".
@@ -10,8 +17,32 @@ export const toolInvocations = defineCollection<ToolInvocation>({
     { name: 'invocation', key: { invocationId: 1 }, unique: true },
     { name: 'tenant_workspace_tool_call', key: { tenant: 1, workspace: 1, toolCallId: 1 } },
     { name: 'state_updated', key: { state: 1, updatedAt: 1 } },
+    { name: 'tenant_workspace_approval', key: { tenant: 1, workspace: 1, approvalId: 1 } },
   ],
 });
 
+/** A stored agent profile; `_id` is `{tenant}/{workspace}/{agentId}`. */
+export type StoredAgentProfile = AgentProfile & { _id: string };
+
+/** Agent profiles (allowed tools, maximum risk, permissions), one per agent in a workspace. */
+export const agentProfiles = defineCollection<StoredAgentProfile>({
+  name: 'agent_profiles',
+  indexes: [{ name: 'tenant_workspace_agent', key: { tenant: 1, workspace: 1, agentId: 1 }, unique: true }],
+});
+
+/** A stored tenant policy; `_id` is the tenant. */
+export type StoredTenantPolicy = TenantPolicy & { _id: string };
+
+/** Tenant policies (denied classes, approvals, rate limits, kill switches, environments), one per tenant. */
+export const tenantPolicies = defineCollection<StoredTenantPolicy>({
+  name: 'tenant_policies',
+  indexes: [{ name: 'tenant', key: { tenant: 1 }, unique: true }],
+});
+
+/** The id of an agent profile document. */
+export function agentProfileId(tenant: string, workspace: string, agentId: string): string {
+  return `${tenant}/${workspace}/${agentId}`;
+}
+
 /** Every collection the tool-adapter service owns. */
-export const collections = [toolInvocations];
+export const collections = [toolInvocations, agentProfiles, tenantPolicies];

@@ -1,21 +1,120 @@
-import { streams } from '@toolplane/contracts';
-import { baseServiceConfig, type ServiceDefinition } from '@toolplane/service-kit';
-import { collections } from './collections.js';
+import { InvocationRequest, TrustedKeysSetting, deadLetterSubject, streams } from '@toolplane/contracts';
+import { createTokenVerifier } from '@toolplane/auth';
+import { createMcpPool } from '@toolplane/mcp';
+import { consume, type ConsumerDiagnostic } from '@toolplane/messaging';
+import { baseServiceConfig, millisecondsSetting, type Logger, type ServiceDefinition } from '@toolplane/service-kit';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { createDescriptorCache } from './adapters/descriptor-cache.js';
+import { InvocationStore } from './adapters/invocation-store.js';
+import { McpExecutor } from './adapters/mcp-executor.js';
+import { storedPolicySource } from './adapters/policy-source.js';
+import { registryServerDirectory } from './adapters/server-directory.js';
+import { handleInvocationRequest } from './app/invocation-handler.js';
+import type { InvocationRuntime } from './app/invocation-runtime.js';
+import { agentProfiles, collections, tenantPolicies, toolInvocations } from './collections.js';
+import { ArgumentValidators } from './core/argument-validation.js';
+import { receiptSigner } from './core/receipts.js';
+import { SigningKeySetting } from './signing-key-setting.js';
 
 /** The tool-adapter service's settings. */
-export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 });
+export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
+  /** Per tenant, the public keys context tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`; unset trusts no tenant. */
+  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
+  /**
+   * The Ed25519 private key receipts are signed with (a private JWK, or base64 of a PKCS#8 DER key). Unset: an
+   * ephemeral key, with a warning (receipts then verify only against this process's key).
+   */
+  ADAPTER_SIGNING_KEY: SigningKeySetting.optional(),
+  /** The key id receipts name (a JWK's own `kid` wins). */
+  ADAPTER_SIGNING_KEY_ID: z.string().regex(/^[!-~]{1,128}$/, 'must be 1-128 printable characters').default('tool-adapter'),
+  /** The deadline of a call whose tool is unknown (a known tool's descriptor gives its own). */
+  ADAPTER_DEFAULT_TIMEOUT_MS: millisecondsSetting(30_000),
+  /** How long a handler's claim on an invocation lasts without renewal (a redelivery after it may take over). */
+  ADAPTER_PROCESSING_LEASE_MS: millisecondsSetting(30_000),
+  /** How long the adapter waits for the registry to say where a tool's server is. */
+  ADAPTER_REGISTRY_TIMEOUT_MS: millisecondsSetting(5_000),
+  /** Requests handled at once by this replica. */
+  ADAPTER_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').default(32),
+});
+
+/** The tool-adapter's parsed settings. */
+export type ToolAdapterConfig = z.infer<typeof toolAdapterConfig>;
+
+/** The durable consumers of the tool adapter. */
+export const toolAdapterConsumers = { requests: 'tool-adapter' } as const;
+
+// Retryable failures (the store or NATS briefly away, a call in flight elsewhere) are retried this often.
+const maxDeliver = 10;
+
+function logConsumerDiagnostic(log: Logger) {
+  return (diagnostic: ConsumerDiagnostic) => {
+    // Sequence numbers and codes only: never the message (it holds arguments and a token).
+    const { type } = diagnostic;
+    if (type === 'fetch_failed') log.warn({ type, err: diagnostic.error }, 'consumer problem');
+    else if (type === 'settle_failed') log.warn({ type, streamSequence: diagnostic.streamSequence, action: diagnostic.action, err: diagnostic.error }, 'consumer problem');
+    else log.warn({ type, streamSequence: diagnostic.streamSequence, deliveryCount: diagnostic.deliveryCount, code: diagnostic.reason.code, reason: diagnostic.reason.message }, 'message not handled');
+  };
+}
 
 /** ToolAdapter: runs every invocation request through the governed pipeline; owns the ToolInvocation aggregate and its receipts. */
-export const toolAdapterService: ServiceDefinition<ReturnType<typeof toolAdapterConfig.parse>> = {
+export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   name: 'tool-adapter',
   config: toolAdapterConfig,
   streams: [streams.invocations, streams.events, streams.deadLetters],
   consumers: [
     {
       stream: streams.invocations.name,
-      consumer: { durableName: 'tool-adapter', description: 'Invocation requests for the governed pipeline.', ackWaitMs: 30_000 },
+      consumer: { durableName: toolAdapterConsumers.requests, description: 'Invocation requests for the governed pipeline.', ackWaitMs: 30_000 },
     },
   ],
   collections,
-  start: () => Promise.resolve(),
+  start: async (context) => {
+    const { config, logger, messaging, store, signal } = context;
+    const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
+    if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every context token will be refused');
+    let signingKey = config.ADAPTER_SIGNING_KEY;
+    if (signingKey === undefined) {
+      logger.warn('ADAPTER_SIGNING_KEY is unset: receipts are signed with an ephemeral key no verifier knows');
+      signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, keyId: undefined };
+    }
+    const clock = () => new Date();
+
+    const descriptorLog = logger.child({ component: 'descriptors' });
+    const descriptors = await createDescriptorCache(messaging, { signal, onProblem: (problem) => descriptorLog.warn(problem, 'descriptor read model problem') });
+    context.onShutdown('descriptors', () => Promise.resolve(descriptors.close()));
+    await descriptors.ready;
+
+    const pool = createMcpPool();
+    context.onShutdown('mcp-pool', () => pool.close());
+
+    const runtime: InvocationRuntime = {
+      messaging,
+      invocations: new InvocationStore(store.collection(toolInvocations), config.ADAPTER_PROCESSING_LEASE_MS),
+      descriptors,
+      servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
+      executor: new McpExecutor(pool),
+      validators: new ArgumentValidators(),
+      policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
+      verifier: createTokenVerifier(trustedKeys, { clock }),
+      signReceipt: receiptSigner({ keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey }),
+      clock,
+      newId: randomUUID,
+      logger,
+      defaultTimeoutMs: config.ADAPTER_DEFAULT_TIMEOUT_MS,
+    };
+
+    const requestsLog = logger.child({ component: 'invocations' });
+    const requests = await consume(messaging, {
+      stream: streams.invocations.name,
+      consumer: toolAdapterConsumers.requests,
+      schema: InvocationRequest,
+      handler: (request, delivery) => handleInvocationRequest({ ...runtime, logger: requestsLog }, request, delivery),
+      deadLetterSubject: deadLetterSubject(streams.invocations.name, toolAdapterConsumers.requests),
+      maxDeliver,
+      concurrency: config.ADAPTER_CONCURRENCY,
+      onDiagnostic: logConsumerDiagnostic(requestsLog),
+    });
+    context.onShutdown('invocations', () => requests.stop({ graceMs: 2_000 }));
+  },
 };

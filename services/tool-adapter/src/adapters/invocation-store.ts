@@ -1,0 +1,86 @@
+import { ToolplaneError, sha256Hex, canonicalJson, type Scope, type ToolInvocation } from '@toolplane/contracts';
+import { compareAndSet, insertIfAbsent, type StoreCollection } from '@toolplane/store';
+import type { StoredInvocation } from '../collections.js';
+
+// The ToolInvocation documents: created once under the unique (tenant, workspace, idempotencyKey) index, and from
+// then on changed only by compare-and-set on their version, so two replicas can never both move one call on.
+
+/** The document id of the call holding `idempotencyKey` in `scope` (stable across attempts). */
+export function invocationDocumentId(scope: Scope, idempotencyKey: string): string {
+  return sha256Hex(canonicalJson({ tenant: scope.tenant, workspace: scope.workspace, idempotencyKey }));
+}
+
+/** The contract document of a stored one (without `_id` and the processing lease). */
+export function invocationOf(stored: StoredInvocation): ToolInvocation {
+  const { _id: _ignored, leaseUntil: _lease, ...invocation } = stored;
+  return invocation;
+}
+
+/** Whether the handler that last wrote the document may still be working on it. */
+export function leaseAlive(stored: StoredInvocation, now: Date): boolean {
+  return stored.leaseUntil !== undefined && Date.parse(stored.leaseUntil) > now.getTime();
+}
+
+/** Reads, creates and moves on ToolInvocation documents. */
+export class InvocationStore {
+  readonly #collection: StoreCollection<StoredInvocation>;
+  readonly #leaseMs: number;
+
+  constructor(collection: StoreCollection<StoredInvocation>, leaseMs: number) {
+    this.#collection = collection;
+    this.#leaseMs = leaseMs;
+  }
+
+  /** The call holding the key, if any. */
+  async find(scope: Scope, idempotencyKey: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
+    const found = await this.#collection.raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) }, signal ? { signal } : {});
+    return found ?? undefined;
+  }
+
+  /** The call with this invocation id in `scope`, if any. */
+  async findByInvocationId(scope: Scope, invocationId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
+    const found = await this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, invocationId }, signal ? { signal } : {});
+    return found ?? undefined;
+  }
+
+  /** The calls parked on an approval. */
+  async findByApproval(scope: Scope, approvalId: string, signal?: AbortSignal): Promise<StoredInvocation[]> {
+    return this.#collection.raw.find({ tenant: scope.tenant, workspace: scope.workspace, approvalId }, signal ? { signal } : {}).toArray();
+  }
+
+  /** Inserts a Received invocation, unless the key is taken: then the holder. */
+  async insert(invocation: ToolInvocation, now: Date, signal?: AbortSignal): Promise<{ created: true; invocation: ToolInvocation } | { created: false; existing: StoredInvocation }> {
+    const scope = { tenant: invocation.tenant, workspace: invocation.workspace };
+    const document: StoredInvocation = { ...invocation, _id: invocationDocumentId(scope, invocation.idempotencyKey), leaseUntil: this.#leaseFrom(now) };
+    const result = await insertIfAbsent(this.#collection, document, { key: { tenant: scope.tenant, workspace: scope.workspace, idempotencyKey: invocation.idempotencyKey }, ...(signal ? { signal } : {}) });
+    return result.created ? { created: true, invocation } : { created: false, existing: result.existing };
+  }
+
+  /**
+   * Moves the stored document from `previous` (its version and state) to `next`, renewing the processing lease
+   * (`release` clears it). Returns `next` with the new version; CONFLICT when another writer got there first.
+   */
+  async advance(previous: ToolInvocation, next: ToolInvocation, now: Date, options: { readonly release?: boolean; readonly signal?: AbortSignal } = {}): Promise<ToolInvocation> {
+    const scope = { tenant: previous.tenant, workspace: previous.workspace };
+    const { version: _version, ...fields } = next;
+    const present = new Set(Object.keys(fields));
+    const unset = Object.keys(previous).filter((key) => key !== 'version' && !present.has(key));
+    if (options.release === true) unset.push('leaseUntil');
+    const result = await compareAndSet(
+      this.#collection,
+      {
+        id: invocationDocumentId(scope, previous.idempotencyKey),
+        expect: { version: previous.version, state: previous.state },
+        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now) }) },
+        ...(unset.length === 0 ? {} : { unset: unset as never }),
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
+    if (!result.ok) throw new ToolplaneError('CONFLICT', `invocation ${previous.invocationId} was changed by another handler (now ${result.current?.state ?? 'gone'})`);
+    return { ...next, version: result.document.version };
+  }
+
+  #leaseFrom(now: Date): string {
+    return new Date(now.getTime() + this.#leaseMs).toISOString();
+  }
+}

@@ -1,0 +1,123 @@
+import { hasErrorCode, isRetryable, sleep, ToolplaneError, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
+import { toToolFailure, toolResultError, type McpPool, type McpTarget } from '@toolplane/mcp';
+import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
+import { retryDecision, type ExecutionResult } from '../core/execution-outcome.js';
+
+// Execution of MCP tools: one pooled session per target (@toolplane/mcp), a circuit breaker per server (cockatiel),
+// and retries only where the core's retryDecision allows them. Each provider outcome is mapped to the core's
+// ExecutionResult, including whether the request may have left, which decides between Failed and Uncertain.
+
+/** What one execution needs. */
+export interface McpExecution {
+  readonly target: McpTarget;
+  readonly serverKey: string;
+  readonly descriptor: ToolDescriptor;
+  readonly effectiveClass: NonNullable<ToolDescriptor['sideEffectClass']>;
+  readonly args: Record<string, unknown>;
+  readonly deadline: Date;
+  readonly signal: AbortSignal;
+  readonly now: () => Date;
+  readonly jitter?: () => number;
+}
+
+/** Whether a failure proves the provider may have been reached (then a retry is a repeat). */
+function outcomeOf(error: unknown): ExecutionResult {
+  if (isBrokenCircuitError(error)) {
+    return { result: 'failed', failure: { code: 'TEMPORARY_UNAVAILABLE', message: 'the server’s circuit is open after repeated failures', retryable: true }, effect: 'none' };
+  }
+  if (!hasErrorCode(error)) return { result: 'failed', failure: { code: 'INTERNAL', message: 'the call failed unexpectedly', retryable: false }, effect: 'possible' };
+  const details = error instanceof ToolplaneError ? error.details : undefined;
+  const underlying = details?.['underlyingCode'];
+  switch (error.code) {
+    case 'UNKNOWN_OUTCOME':
+      if (underlying === 'TIMEOUT') return { result: 'timed_out', requestSent: true };
+      if (underlying === 'CANCELLED') return { result: 'cancelled', requestSent: true };
+      return {
+        result: 'failed',
+        failure: { ...toToolFailure(error), code: typeof underlying === 'string' && underlying === 'TEMPORARY_UNAVAILABLE' ? 'TEMPORARY_UNAVAILABLE' : 'UNKNOWN_OUTCOME', retryable: underlying === 'TEMPORARY_UNAVAILABLE' },
+        effect: 'possible',
+      };
+    case 'TIMEOUT':
+      return { result: 'timed_out', requestSent: false };
+    case 'CANCELLED':
+      return { result: 'cancelled', requestSent: false };
+    default:
+      return { result: 'failed', failure: toToolFailure(error), effect: 'none' };
+  }
+}
+
+function failureOf(outcome: ExecutionResult): { failure: ToolFailure; requestSent: boolean } | undefined {
+  switch (outcome.result) {
+    case 'returned':
+    case 'cancelled':
+      return undefined;
+    case 'timed_out':
+      return { failure: { code: 'TIMEOUT', message: 'no answer within the deadline', retryable: isRetryable('TIMEOUT') }, requestSent: outcome.requestSent };
+    case 'failed':
+      return { failure: outcome.failure, requestSent: outcome.effect === 'possible' };
+  }
+}
+
+/** Runs MCP tool calls through a pool, with a circuit breaker per server. */
+export class McpExecutor {
+  readonly #pool: McpPool;
+  readonly #breakers = new Map<string, CircuitBreakerPolicy>();
+
+  constructor(pool: McpPool) {
+    this.#pool = pool;
+  }
+
+  #breaker(serverKey: string): CircuitBreakerPolicy {
+    let breaker = this.#breakers.get(serverKey);
+    if (breaker === undefined) {
+      // Only failures that say the server is unwell open the circuit; a tool's own error or bad arguments do not.
+      const unwell = handleWhen((error) => hasErrorCode(error) && (error.code === 'TEMPORARY_UNAVAILABLE' || error.code === 'TIMEOUT' || error.code === 'UNKNOWN_OUTCOME'));
+      breaker = circuitBreaker(unwell, { halfOpenAfter: 5_000, breaker: new ConsecutiveBreaker(5) });
+      this.#breakers.set(serverKey, breaker);
+    }
+    return breaker;
+  }
+
+  /** Calls the tool, retrying as the core allows, within the call's deadline. */
+  async execute(execution: McpExecution): Promise<ExecutionResult> {
+    const { descriptor } = execution;
+    const breaker = this.#breaker(execution.serverKey);
+    for (let tries = 1; ; tries += 1) {
+      const remaining = execution.deadline.getTime() - execution.now().getTime();
+      if (remaining <= 0) return { result: 'timed_out', requestSent: tries > 1 };
+      let outcome: ExecutionResult;
+      try {
+        const result = await breaker.execute(
+          () => this.#pool.callTool(execution.target, descriptor.providerToolName, execution.args, { signal: execution.signal, timeoutMs: Math.min(remaining, descriptor.timeoutMs) }),
+          execution.signal,
+        );
+        const toolError = toolResultError(result);
+        outcome =
+          toolError === undefined
+            ? { result: 'returned', output: { content: result.content, ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }) } }
+            : { result: 'failed', failure: toToolFailure(toolError), effect: 'none' };
+      } catch (error) {
+        outcome = outcomeOf(error);
+      }
+      const failed = failureOf(outcome);
+      if (failed === undefined) return outcome;
+      const decision = retryDecision({
+        effectiveClass: execution.effectiveClass,
+        idempotency: descriptor.idempotency,
+        retryPolicy: descriptor.retryPolicy,
+        failure: failed.failure,
+        requestSent: failed.requestSent,
+        tries,
+        now: execution.now().toISOString(),
+        deadline: execution.deadline.toISOString(),
+        jitter: execution.jitter?.() ?? Math.random(),
+      });
+      if (!decision.retry) return outcome;
+      try {
+        await sleep(decision.delayMs, execution.signal, 'waiting to retry the tool call');
+      } catch {
+        return outcome;
+      }
+    }
+  }
+}

@@ -1,0 +1,266 @@
+import {
+  ToolplaneError,
+  isTerminalInvocationState,
+  scopeOfSubject,
+  sleep,
+  toWireError,
+  type InvocationRequest,
+  type JsonObject,
+  type PolicyDecision,
+  type Scope,
+  type ToolDescriptor,
+  type ToolInvocation,
+} from '@toolplane/contracts';
+import { mcpTargetKey } from '@toolplane/mcp';
+import type { DeliveryContext } from '@toolplane/messaging';
+import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
+import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
+import type { ExecutionResult } from '../core/execution-outcome.js';
+import type { PipelineEvent } from '../core/invocation-event-log.js';
+import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
+import { evaluatePolicy, type CallerIdentity } from '../core/policy-evaluator.js';
+import type { InvocationRuntime } from './invocation-runtime.js';
+import { publishEvents, sendReply } from './publishing.js';
+
+// The I/O side of the governed pipeline. The core decides every step (advancePipeline accepts only the outcome of
+// the stage that comes next); this file performs the stages, persists the document by compare-and-set whenever a
+// transition requires it, publishes events only after the document carrying their numbers is stored, and replies.
+
+/** What one pipeline run needs besides the state. */
+interface RunContext {
+  readonly scope: Scope;
+  readonly caller: CallerIdentity | undefined;
+  readonly signal: AbortSignal;
+}
+
+/** Handles one invocation request from the work queue; resolving acks it. */
+export async function handleInvocationRequest(runtime: InvocationRuntime, request: InvocationRequest, delivery: DeliveryContext): Promise<void> {
+  const scope = scopeOfSubject(delivery.subject);
+  let caller: CallerIdentity;
+  try {
+    // Scope from the subject only; the token must have been issued for exactly this tenant and workspace.
+    const claims = await runtime.verifier.verify(request.contextToken, { tenant: scope.tenant, workspace: scope.workspace, kind: 'agent' });
+    caller = { principal: claims.principal, agentId: claims.agentId, agentRevision: claims.agentRevision, roles: claims.roles ?? [] };
+  } catch (error) {
+    // Nothing is recorded for a caller who cannot be identified.
+    sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: toWireError(error) });
+    return;
+  }
+  const { key } = idempotencyKeyOf(request);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const stored = await runtime.invocations.find(scope, key, delivery.signal);
+    const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments };
+    const now = runtime.clock();
+    const decision = decideIdempotency(stored === undefined ? undefined : invocationOf(stored), incoming, stored !== undefined && leaseAlive(stored, now));
+    switch (decision.kind) {
+      case 'create': {
+        const descriptor = runtime.descriptors.resolve(scope, request.toolId, request.toolVersion);
+        const received = receiveInvocation(
+          { scope, request, caller, invocationId: runtime.newId(), resolvedToolVersion: descriptor?.toolVersion, defaultTimeoutMs: descriptor?.timeoutMs ?? runtime.defaultTimeoutMs },
+          { now: now.toISOString() },
+        );
+        const inserted = await runtime.invocations.insert(received.state.invocation, now, delivery.signal);
+        if (!inserted.created) continue; // another delivery created it first: decide again against it
+        await publishEvents(runtime.messaging, received.events, delivery.signal);
+        await runPipeline(runtime, { ...received.state, descriptor }, { scope, caller, signal: delivery.signal });
+        return;
+      }
+      case 'conflict':
+        sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: decision.failure });
+        return;
+      case 'replay':
+        sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: decision.result });
+        return;
+      case 'join': {
+        if (stored === undefined || stored.state === 'AwaitingApproval') return; // the decision resumes it and replies
+        const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
+        if (ended === undefined) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
+        sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(ended) });
+        return;
+      }
+      case 'resume': {
+        if (stored === undefined) continue;
+        const current = invocationOf(stored);
+        const point = resumePipeline(current, descriptorFor(runtime, scope, current));
+        if (!point.resumable) throw new ToolplaneError('INTERNAL', `invocation ${current.invocationId} cannot resume: ${point.problem}`);
+        // Claim the call first (compare-and-set): of two replicas resuming it, one goes on.
+        const claimed = await runtime.invocations.advance(current, point.state.invocation, now, { release: isTerminalInvocationState(point.state.invocation.state), signal: delivery.signal });
+        await publishEvents(runtime.messaging, point.events, delivery.signal);
+        await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal });
+        return;
+      }
+      case 'new_attempt': {
+        if (stored === undefined) continue;
+        const interrupted = invocationOf(stored);
+        const next = startNextAttempt(interrupted, runtime.newId(), { now: now.toISOString() });
+        const persisted = await runtime.invocations.advance(interrupted, next.state.invocation, now, { signal: delivery.signal });
+        await publishEvents(runtime.messaging, [...next.closing, ...next.events], delivery.signal);
+        await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal });
+        return;
+      }
+      case 'uncertain': {
+        if (stored === undefined) continue;
+        await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal });
+        return;
+      }
+    }
+  }
+  throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the idempotency key changed hands repeatedly; retrying');
+}
+
+/** The descriptor a stored invocation is bound to (its resolved version), if the read model still has it. */
+function descriptorFor(runtime: InvocationRuntime, scope: Scope, invocation: ToolInvocation): ToolDescriptor | undefined {
+  return invocation.toolVersion === undefined ? undefined : runtime.descriptors.resolve(scope, invocation.toolId, invocation.toolVersion);
+}
+
+/** Waits (bounded by the call's deadline) for the call holding `key` to end. */
+async function awaitTerminal(runtime: InvocationRuntime, scope: Scope, key: string, deadline: string, signal: AbortSignal): Promise<ToolInvocation | undefined> {
+  const until = Math.min(Date.parse(deadline) + 1_000, runtime.clock().getTime() + 30_000);
+  for (let wait = 20; runtime.clock().getTime() < until; wait = Math.min(wait * 2, 500)) {
+    const stored = await runtime.invocations.find(scope, key, signal);
+    if (stored !== undefined && isTerminalInvocationState(stored.state) && stored.receipt !== undefined) return invocationOf(stored);
+    if (stored?.state === 'AwaitingApproval') return undefined;
+    await sleep(wait, signal, 'waiting for the call in flight');
+  }
+  return undefined;
+}
+
+/**
+ * Drives the pipeline from `initial` until it is done (or parked for an approval). `initial.invocation` is the
+ * document as stored (its version is the compare-and-set guard of the next write).
+ */
+export async function runPipeline(runtime: InvocationRuntime, initial: PipelineState, run: RunContext): Promise<void> {
+  let state = initial;
+  let stored = initial.invocation;
+  let pending: PipelineEvent[] = [];
+  const memo: StageMemo = { secrets: [] };
+  while (state.step !== 'DONE') {
+    if (state.step === 'APPROVAL_DECISION') return; // parked: the approval decision resumes it, on any replica
+    const outcome = await performStage(runtime, state, run, memo);
+    const now = runtime.clock();
+    const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
+    if (!transition.accepted) throw new ToolplaneError('INTERNAL', `the pipeline refused the ${outcome.step} outcome: ${transition.problem}`);
+    pending = [...pending, ...transition.events];
+    state = transition.state;
+    if (transition.persist === 'required') {
+      const settled = isTerminalInvocationState(state.invocation.state) || state.invocation.state === 'AwaitingApproval';
+      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, signal: run.signal });
+      state = { ...state, invocation: stored };
+      await publishEvents(runtime.messaging, pending, run.signal);
+      pending = [];
+    }
+  }
+}
+
+/** What one run keeps in memory between stages: the policy decision and the leased secret values (never stored). */
+interface StageMemo {
+  decision?: PolicyDecision;
+  secrets: readonly string[];
+}
+
+async function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): Promise<StageOutcome> {
+  const { invocation, descriptor } = state;
+  switch (state.step) {
+    case 'TOOL_RESOLUTION':
+      return { step: 'TOOL_RESOLUTION', descriptor: invocation.toolVersion === undefined ? undefined : descriptor };
+    case 'SCHEMA_VALIDATION':
+      return { step: 'SCHEMA_VALIDATION', check: runtime.validators.validate(mustHave(descriptor), JSON.parse(invocation.argumentsJson)) };
+    case 'AGENT_PERMISSION':
+    case 'TENANT_POLICY':
+    case 'SIDE_EFFECT_CLASSIFICATION': {
+      memo.decision ??= await decide(runtime, state, run);
+      return { step: state.step, decision: memo.decision };
+    }
+    case 'APPROVAL': {
+      if (memo.decision?.effect === 'allow') return { step: 'APPROVAL', result: 'not_required' };
+      if (invocation.approvalId !== undefined) return { step: 'APPROVAL', result: 'previously_granted', approvalId: invocation.approvalId };
+      return { step: 'APPROVAL', result: 'requested', approvalId: runtime.newId() };
+    }
+    case 'CREDENTIAL_BROKER': {
+      const needed = mustHave(descriptor).secretDependencies;
+      if (needed.length === 0) {
+        memo.secrets = [];
+        return { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] };
+      }
+      // Leasing through the secret broker is not wired yet: a tool that needs credentials cannot run.
+      return { step: 'CREDENTIAL_BROKER', result: 'denied', failure: { code: 'TEMPORARY_UNAVAILABLE', message: 'credential leasing is not available in this adapter yet', retryable: false } };
+    }
+    case 'SANDBOX':
+      // A Process sandbox is the MCP adapter's process isolation of stdio servers (scrubbed env, own group, limits).
+      if (mustHave(descriptor).sandboxKind === 'None') return { step: 'SANDBOX', result: 'not_needed' };
+      return { step: 'SANDBOX', result: 'leased', sandboxLeaseId: runtime.newId(), expiresAt: invocation.deadline };
+    case 'START':
+    case 'FINISH':
+    case 'PUBLISH_TERMINAL':
+      return { step: state.step };
+    case 'EXECUTE':
+      return { step: 'EXECUTE', execution: await execute(runtime, state, run) };
+    case 'SANITIZE':
+      return { step: 'SANITIZE', secrets: memo.secrets };
+    case 'REPLY':
+      sendReply(runtime.messaging, run.scope, invocation.replyInbox, { ok: true, data: invocationResultOf(invocation) });
+      return { step: 'REPLY' };
+    case 'APPROVAL_DECISION':
+    case 'DONE':
+      throw new ToolplaneError('INTERNAL', `no stage to perform at ${state.step}`);
+  }
+}
+
+function mustHave(descriptor: ToolDescriptor | undefined): ToolDescriptor {
+  if (descriptor === undefined) throw new ToolplaneError('INTERNAL', 'the pipeline reached a stage that needs the descriptor without one');
+  return descriptor;
+}
+
+async function decide(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<PolicyDecision> {
+  const { invocation } = state;
+  const descriptor = mustHave(state.descriptor);
+  const caller = run.caller;
+  if (caller === undefined) throw new ToolplaneError('INTERNAL', 'a policy decision needs the verified caller');
+  const now = runtime.clock();
+  const [agentProfile, tenantPolicy] = await Promise.all([
+    runtime.policies.agentProfile(run.scope.tenant, run.scope.workspace, caller.agentId, run.signal),
+    runtime.policies.tenantPolicy(run.scope.tenant, now, run.signal),
+  ]);
+  return evaluatePolicy({
+    subject: {
+      invocationId: invocation.invocationId,
+      ...run.scope,
+      toolId: invocation.toolId,
+      toolVersion: descriptor.toolVersion,
+      requestHash: invocation.requestHash,
+      arguments: JSON.parse(invocation.argumentsJson) as JsonObject,
+    },
+    descriptor,
+    caller,
+    agentProfile,
+    tenantPolicy,
+    // Rate-limit counters are not persisted yet: every window counts from empty.
+    rateCounters: new Map(),
+    now: now.toISOString(),
+  }).decision;
+}
+
+async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<ExecutionResult> {
+  const descriptor = mustHave(state.descriptor);
+  const { invocation } = state;
+  if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) {
+    return { result: 'failed', failure: { code: 'INTERNAL', message: `${descriptor.kind} tools are not executed by this adapter yet`, retryable: false }, effect: 'none' };
+  }
+  let target;
+  try {
+    target = await runtime.servers(run.scope, descriptor.mcpServerId, run.signal);
+  } catch (error) {
+    const wire = toWireError(error);
+    return { result: 'failed', failure: { code: wire.code, message: `the tool's server cannot be reached: ${wire.message}`.slice(0, 4096), retryable: wire.retryable }, effect: 'none' };
+  }
+  return runtime.executor.execute({
+    target,
+    serverKey: mcpTargetKey(target),
+    descriptor,
+    effectiveClass: invocation.effectiveClass ?? descriptor.sideEffectClass,
+    args: JSON.parse(invocation.argumentsJson) as Record<string, unknown>,
+    deadline: new Date(invocation.deadline),
+    signal: run.signal,
+    now: runtime.clock,
+  });
+}

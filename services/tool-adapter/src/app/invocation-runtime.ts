@@ -1,0 +1,28 @@
+import type { TokenVerifier } from '@toolplane/auth';
+import type { Messaging } from '@toolplane/messaging';
+import type { Logger } from '@toolplane/service-kit';
+import type { DescriptorCache } from '../adapters/descriptor-cache.js';
+import type { InvocationStore } from '../adapters/invocation-store.js';
+import type { McpExecutor } from '../adapters/mcp-executor.js';
+import type { PolicySource } from '../adapters/policy-source.js';
+import type { ServerDirectory } from '../adapters/server-directory.js';
+import type { ArgumentValidators } from '../core/argument-validation.js';
+import type { ReceiptSigner } from '../core/receipts.js';
+
+/** Everything the invocation handlers use: the ports, the clock and the id generator, built by start(). */
+export interface InvocationRuntime {
+  readonly messaging: Messaging;
+  readonly invocations: InvocationStore;
+  readonly descriptors: DescriptorCache;
+  readonly servers: ServerDirectory;
+  readonly executor: McpExecutor;
+  readonly validators: ArgumentValidators;
+  readonly policies: PolicySource;
+  readonly verifier: TokenVerifier;
+  readonly signReceipt: ReceiptSigner;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+  readonly logger: Logger;
+  /** The deadline of a call whose tool is unknown (a known tool's descriptor gives its own). */
+  readonly defaultTimeoutMs: number;
+}

@@ -1,0 +1,293 @@
+// The tool adapter in-process against real NATS and FerretDB: descriptors in the registry's KV read model, a
+// stand-in for the registry's getServer responder, the counting-echo fixture MCP server over stdio, requests on
+// the invocation work queue with signed context tokens, replies on the runtime's inbox, events on the stream.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  InvocationReply,
+  InvocationRequest,
+  LifecycleEvent,
+  McpServer,
+  ServerReply,
+  ServerRequest,
+  ToolDescriptor,
+  commandFilter,
+  descriptorKey,
+  eventFilter,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  type AgentProfile,
+  type Scope,
+} from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { startService, type RunningService } from '@toolplane/service-kit';
+import { connectStore, type Store } from '@toolplane/store';
+import { testScope } from '@toolplane/testing';
+import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService, toolInvocations, verifyReceipt } from '../src/mod.js';
+
+const infra = testScope('adapter');
+const deadlineMs = 30_000;
+const tenant = 'acme';
+const agentId = 'agent-support';
+const receiptKeyId = 'adapter-test-1';
+const serverIds = new Map<string, string>();
+
+let agentKey: SigningKeyPair;
+let receiptPublicKey: KeyObject;
+let adapter: RunningService;
+let messaging: Messaging;
+let store: Store;
+let descriptors: TypedKv<ToolDescriptor>;
+let registry: ServeHandle;
+let tmp: string;
+let countFile: string;
+
+beforeAll(async () => {
+  agentKey = await generateSigningKeyPair('acme-agent-1');
+  const receiptKeys = generateKeyPairSync('ed25519');
+  receiptPublicKey = receiptKeys.publicKey;
+  tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
+  countFile = path.join(tmp, 'count');
+  adapter = await startService(toolAdapterService, {
+    NATS_URL: infra.natsUrl,
+    MONGODB_URL: infra.mongoUrl,
+    MONGODB_DATABASE: infra.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
+    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
+  });
+  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-int-test' });
+  store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-int-test' });
+  descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
+  // Stands in for the registry's getServer: the fixture server of the asking workspace.
+  registry = await serve(messaging, {
+    subject: commandFilter('registry', { operation: 'getServer' }),
+    queue: 'test-registry',
+    requestSchema: ServerRequest,
+    replySchema: ServerReply,
+    handler: async (request, context) => {
+      const [, , , , workspace] = context.subject.split('.');
+      return Promise.resolve({ server: fixtureServer({ tenant, workspace: workspace ?? '' }, request.serverId) });
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await adapter?.stop();
+  await messaging?.drain();
+  await store?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+let workspaces = 0;
+/** Each test works in a workspace of its own, with its own agent profile and tools. */
+async function freshScope(): Promise<Scope> {
+  workspaces += 1;
+  const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
+  serverIds.set(scope.workspace, randomUUID());
+  const now = new Date().toISOString();
+  const profile: AgentProfile = {
+    ...scope,
+    agentId,
+    allowedTools: ['fixture.*'],
+    deniedTools: [],
+    maxRiskClass: 'HIGH',
+    permissions: [],
+    updatedBy: 'user:admin',
+    updatedAt: now,
+    version: 1,
+  };
+  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+  await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
+  return scope;
+}
+
+function fixtureServer(scope: Scope, serverId: string): McpServer {
+  const now = new Date().toISOString();
+  return McpServer.parse({
+    serverId,
+    ...scope,
+    name: 'fixture',
+    direction: 'Consumed',
+    transport: 'Stdio',
+    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
+    authentication: 'None',
+    governancePolicyRef: 'default',
+    state: 'Active',
+    health: { consecutiveFailures: 0 },
+    registeredBy: 'user:admin',
+    registeredAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+}
+
+function countFileOf(scope: Scope): string {
+  return `${countFile}-${scope.workspace}`;
+}
+
+async function executions(scope: Scope): Promise<number> {
+  try {
+    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Writes a READ descriptor into the read model the way the registry does (one KV entry per version). */
+async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object): Promise<void> {
+  const now = new Date().toISOString();
+  const descriptor = ToolDescriptor.parse({
+    ...scope,
+    toolId,
+    toolVersion: '1',
+    kind: 'Mcp',
+    providerToolName,
+    description: `The fixture's ${providerToolName}.`,
+    inputSchemaJson: JSON.stringify(inputSchema),
+    definitionHash: 'a'.repeat(64),
+    sideEffectClass: 'READ',
+    riskClass: 'LOW',
+    idempotency: 'NATURAL',
+    authorization: { permissions: [], roles: [] },
+    secretDependencies: [],
+    timeoutMs: 20_000,
+    retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 },
+    rateLimits: [],
+    auditRequirements: { argumentsHash: true, resultHash: true },
+    sandboxKind: 'Process',
+    mcpServerId: serverIds.get(scope.workspace),
+    healthy: true,
+    active: true,
+    boundBy: 'user:admin',
+    boundAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+}
+
+async function contextToken(scope: Scope, key: SigningKeyPair = agentKey): Promise<string> {
+  return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId, agentRevision: '7' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+}
+
+/** Publishes a request and awaits the reply on its inbox. */
+async function invoke(scope: Scope, body: Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & { contextToken?: string }, msgId?: string): Promise<InvocationReply> {
+  const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+  const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: body.contextToken ?? (await contextToken(scope)), replyInbox });
+  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: deadlineMs });
+  await messaging.connection.flush();
+  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: msgId ?? invocationRequestMsgId(scope, request) });
+  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
+  throw new Error('no reply');
+}
+
+/** Collects the lifecycle events of a scope from now on. */
+function recordEvents(scope: Scope): { events: LifecycleEvent[]; stop: () => void } {
+  const events: LifecycleEvent[] = [];
+  const subscription = messaging.connection.subscribe(eventFilter(scope));
+  void (async () => {
+    for await (const message of subscription) events.push(LifecycleEvent.parse(JSON.parse(message.string())));
+  })();
+  return { events, stop: () => subscription.unsubscribe() };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false): Promise<T> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function stored(scope: Scope, idempotencyKey: string) {
+  return store.collection(toolInvocations).raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, idempotencyKey });
+}
+
+describe('the tool adapter', () => {
+  it('runs a READ call end to end: untrusted result, verifiable receipt, ordered events, Observed document', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    await messaging.connection.flush();
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+    const reply = await invoke(scope, { toolId: 'fixture.echo', arguments: { text: 'hello from the agent' }, idempotencyKey: 'echo-1' });
+    expect(reply.ok).toBe(true);
+    if (!reply.ok) return;
+    expect(reply.data.status).toBe('SUCCESS');
+    expect(reply.data.provenance).toBe('untrusted-tool-data');
+    expect(reply.data.textContent).toContain('hello from the agent');
+    expect(reply.data.receipt.state).toBe('Observed');
+    expect(reply.data.receipt.signature.keyId).toBe(receiptKeyId);
+    expect(verifyReceipt(reply.data.receipt, new Map([[receiptKeyId, receiptPublicKey]]))).toMatchObject({ valid: true });
+    expect(verifyReceipt({ ...reply.data.receipt, toolVersion: '2' }, new Map([[receiptKeyId, receiptPublicKey]]))).toMatchObject({ valid: false });
+
+    const types = await waitFor('the terminal event', () => {
+      const seen = recorder.events.filter((event) => 'invocationId' in event.metadata && event.metadata.invocationId === reply.data.receipt.invocationId).map((event) => event.type);
+      return seen.includes('ToolCallCompleted') ? seen : undefined;
+    });
+    recorder.stop();
+    expect(types).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'SandboxReleased', 'ToolCallCompleted']);
+
+    const document = await stored(scope, 'echo-1');
+    expect(document).toMatchObject({ state: 'Observed', invocationId: reply.data.receipt.invocationId, receipt: reply.data.receipt });
+    expect(document?.leaseUntil).toBeUndefined();
+  });
+
+  it('denies schema-invalid arguments with INVALID_ARGUMENT and never calls the tool', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { unexpected: true }, idempotencyKey: 'bad-args' });
+    expect(reply.ok).toBe(true);
+    if (!reply.ok) return;
+    expect(reply.data.status).toBe('DENIED');
+    expect(reply.data.receipt.failure?.code).toBe('INVALID_ARGUMENT');
+    expect(await executions(scope)).toBe(0);
+    expect((await stored(scope, 'bad-args'))?.deniedStage).toBe('SCHEMA_VALIDATION');
+  });
+
+  it('answers an unknown tool with NOT_FOUND', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const reply = await invoke(scope, { toolId: 'fixture.nope', arguments: {}, idempotencyKey: 'unknown' });
+    expect(reply.ok && reply.data.status).toBe('DENIED');
+    expect(reply.ok && reply.data.receipt.failure?.code).toBe('NOT_FOUND');
+  });
+
+  it('refuses a forged context token with AUTHENTICATION_FAILED and records nothing', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const forger = await generateSigningKeyPair(agentKey.kid);
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'forged', contextToken: await contextToken(scope, forger) });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'AUTHENTICATION_FAILED' } });
+    expect(await stored(scope, 'forged')).toBeNull();
+    expect(await executions(scope)).toBe(0);
+  });
+
+  it('executes a repeated idempotency key once and answers both with the same receipt', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const first = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'once' });
+    // Another message id, so JetStream's dedupe window does not hide the repeat: the store must.
+    const second = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'once' }, randomUUID());
+    expect(first.ok && first.data.status).toBe('SUCCESS');
+    expect(second).toEqual(first);
+    expect(await executions(scope)).toBe(1);
+  });
+
+  it('answers the same key with other arguments with CONFLICT', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const first = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'clash' });
+    expect(first.ok && first.data.status).toBe('SUCCESS');
+    const second = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 2 }, idempotencyKey: 'clash' });
+    expect(second).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(await executions(scope)).toBe(1);
+  });
+});
