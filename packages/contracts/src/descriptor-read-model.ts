@@ -6,6 +6,18 @@ import type { Scope } from './primitives.js';
 /** The KV bucket holding one entry per ToolDescriptor version (active or not); written only by the registry. */
 export const DESCRIPTOR_BUCKET = 'TOOLPLANE_DESCRIPTORS';
 
+/**
+ * The bucket's settings, which the writer and every reader must open it with (a bucket opened with other settings
+ * is refused): one entry per descriptor version, latest value only. A deactivated version is written as inactive,
+ * not deleted, so a reader can tell "suspended" from "unknown".
+ */
+export const descriptorBucketSettings = {
+  name: DESCRIPTOR_BUCKET,
+  description: 'ToolDescriptor versions by tenant, workspace, tool id and version; written by the registry.',
+  history: 1,
+  storage: 'file',
+} as const;
+
 function keyToken(value: string): string {
   // base64url has no `.`, so tool ids and versions (which may contain dots or `+`) cannot collide in a key.
   return Buffer.from(value, 'utf8').toString('base64url');
