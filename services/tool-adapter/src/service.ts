@@ -1,15 +1,17 @@
-import { InvocationRequest, TrustedKeysSetting, deadLetterSubject, streams } from '@toolplane/contracts';
+import { ApprovalOutcomeEvent, InvocationRequest, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume, type ConsumerDiagnostic } from '@toolplane/messaging';
 import { baseServiceConfig, millisecondsSetting, type Logger, type ServiceDefinition } from '@toolplane/service-kit';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { createDescriptorCache } from './adapters/descriptor-cache.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
 import { storedPolicySource } from './adapters/policy-source.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
+import { handleApprovalDecision } from './app/approval-decisions.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
 import { agentProfiles, collections, tenantPolicies, toolInvocations } from './collections.js';
@@ -34,6 +36,8 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   ADAPTER_PROCESSING_LEASE_MS: millisecondsSetting(30_000),
   /** How long the adapter waits for the registry to say where a tool's server is. */
   ADAPTER_REGISTRY_TIMEOUT_MS: millisecondsSetting(5_000),
+  /** How long the adapter waits for the approval service to consume a granted approval. */
+  ADAPTER_APPROVAL_TIMEOUT_MS: millisecondsSetting(5_000),
   /** Requests handled at once by this replica. */
   ADAPTER_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').default(32),
 });
@@ -42,7 +46,7 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
 export type ToolAdapterConfig = z.infer<typeof toolAdapterConfig>;
 
 /** The durable consumers of the tool adapter. */
-export const toolAdapterConsumers = { requests: 'tool-adapter' } as const;
+export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool-adapter-approvals' } as const;
 
 // Retryable failures (the store or NATS briefly away, a call in flight elsewhere) are retried this often.
 const maxDeliver = 10;
@@ -66,6 +70,15 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     {
       stream: streams.invocations.name,
       consumer: { durableName: toolAdapterConsumers.requests, description: 'Invocation requests for the governed pipeline.', ackWaitMs: 30_000 },
+    },
+    {
+      stream: streams.events.name,
+      consumer: {
+        durableName: toolAdapterConsumers.approvals,
+        description: 'Approval decisions that resume or end parked invocations.',
+        filterSubjects: (['ApprovalGranted', 'ApprovalRejected', 'ApprovalExpired', 'ApprovalVoided'] as const).map((type) => eventFilter({ type })),
+        ackWaitMs: 30_000,
+      },
     },
   ],
   collections,
@@ -94,6 +107,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       descriptors,
       servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
       executor: new McpExecutor(pool),
+      approvals: approvalServiceGateway(messaging, config.ADAPTER_APPROVAL_TIMEOUT_MS),
       validators: new ArgumentValidators(),
       policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
       verifier: createTokenVerifier(trustedKeys, { clock }),
@@ -116,5 +130,18 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       onDiagnostic: logConsumerDiagnostic(requestsLog),
     });
     context.onShutdown('invocations', () => requests.stop({ graceMs: 2_000 }));
+
+    const approvalsLog = logger.child({ component: 'approval-decisions' });
+    const decisions = await consume(messaging, {
+      stream: streams.events.name,
+      consumer: toolAdapterConsumers.approvals,
+      schema: ApprovalOutcomeEvent,
+      handler: (event, delivery) => handleApprovalDecision({ ...runtime, logger: approvalsLog }, event, delivery),
+      deadLetterSubject: deadLetterSubject(streams.events.name, toolAdapterConsumers.approvals),
+      maxDeliver,
+      concurrency: 4,
+      onDiagnostic: logConsumerDiagnostic(approvalsLog),
+    });
+    context.onShutdown('approval-decisions', () => decisions.stop({ graceMs: 2_000 }));
   },
 };

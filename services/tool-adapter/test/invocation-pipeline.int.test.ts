@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ApprovalOutcomeEvent,
+  ApprovalReply,
+  ConsumeApprovalRequest,
   InvocationReply,
   InvocationRequest,
   LifecycleEvent,
@@ -20,7 +23,12 @@ import {
   invocationReplySubject,
   invocationRequestMsgId,
   invocationRequestSubject,
+  eventMsgId,
+  subjectOfEvent,
+  streams,
+  ToolplaneError,
   type AgentProfile,
+  type ApprovalRequested,
   type Scope,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
@@ -29,7 +37,7 @@ import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHan
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService, toolInvocations, verifyReceipt } from '../src/mod.js';
+import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterConsumers, toolAdapterService, toolInvocations, verifyReceipt } from '../src/mod.js';
 
 const infra = testScope('adapter');
 const deadlineMs = 30_000;
@@ -45,6 +53,10 @@ let messaging: Messaging;
 let store: Store;
 let descriptors: TypedKv<ToolDescriptor>;
 let registry: ServeHandle;
+let approvalService: ServeHandle;
+/** ApprovalRequested events seen, by approval id (the stand-in approval service answers consume from them). */
+const approvalRequests = new Map<string, ApprovalRequested>();
+const consumedApprovals: string[] = [];
 let tmp: string;
 let countFile: string;
 
@@ -78,9 +90,49 @@ beforeAll(async () => {
       return Promise.resolve({ server: fixtureServer({ tenant, workspace: workspace ?? '' }, request.serverId) });
     },
   });
+  // Stands in for the approval service's consume: single use, bound to the request hash and tool version.
+  approvalService = await serve(messaging, {
+    subject: commandFilter('approval', { operation: 'consume' }),
+    queue: 'test-approval',
+    requestSchema: ConsumeApprovalRequest,
+    replySchema: ApprovalReply,
+    handler: async (request) => {
+      const requested = approvalRequests.get(request.approvalId);
+      if (requested === undefined || requested.data.requestHash !== request.requestHash || requested.metadata.toolVersion !== request.toolVersion) {
+        throw new ToolplaneError('CONFLICT', 'not bound to this request');
+      }
+      if (consumedApprovals.includes(request.approvalId)) throw new ToolplaneError('CONFLICT', 'already consumed');
+      consumedApprovals.push(request.approvalId);
+      const { metadata, data } = requested;
+      return Promise.resolve({
+        approval: {
+          approvalId: data.approvalId,
+          tenant: metadata.tenant,
+          workspace: metadata.workspace,
+          invocationId: metadata.invocationId,
+          toolCallId: metadata.toolCallId,
+          toolId: metadata.toolId,
+          toolVersion: request.toolVersion,
+          requestHash: data.requestHash,
+          sideEffectClass: data.sideEffectClass,
+          riskClass: data.riskClass,
+          summary: data.summary,
+          requestedBy: metadata.principal,
+          approvers: data.approvers,
+          state: 'Consumed' as const,
+          requestedAt: metadata.occurredAt,
+          expiresAt: data.expiresAt,
+          correlationId: metadata.correlationId,
+          updatedAt: new Date().toISOString(),
+          version: 3,
+        },
+      });
+    },
+  });
 }, 60_000);
 
 afterAll(async () => {
+  await approvalService?.stop();
   await registry?.stop();
   await adapter?.stop();
   await messaging?.drain();
@@ -109,6 +161,8 @@ async function freshScope(): Promise<Scope> {
   await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
+  // The same counting tool declared DESTRUCTIVE: the default tenant policy gates it behind an approval.
+  await bindTool(scope, 'fixture.purge', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', idempotency: 'NONE' });
   return scope;
 }
 
@@ -145,7 +199,7 @@ async function executions(scope: Scope): Promise<number> {
 }
 
 /** Writes a READ descriptor into the read model the way the registry does (one KV entry per version). */
-async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object): Promise<void> {
+async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<void> {
   const now = new Date().toISOString();
   const descriptor = ToolDescriptor.parse({
     ...scope,
@@ -173,6 +227,7 @@ async function bindTool(scope: Scope, toolId: string, providerToolName: string, 
     boundAt: now,
     updatedAt: now,
     version: 1,
+    ...overrides,
   });
   await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
 }
@@ -197,7 +252,11 @@ function recordEvents(scope: Scope): { events: LifecycleEvent[]; stop: () => voi
   const events: LifecycleEvent[] = [];
   const subscription = messaging.connection.subscribe(eventFilter(scope));
   void (async () => {
-    for await (const message of subscription) events.push(LifecycleEvent.parse(JSON.parse(message.string())));
+    for await (const message of subscription) {
+      const event = LifecycleEvent.parse(JSON.parse(message.string()));
+      if (event.type === 'ApprovalRequested') approvalRequests.set(event.data.approvalId, event);
+      events.push(event);
+    }
   })();
   return { events, stop: () => subscription.unsubscribe() };
 }
@@ -289,5 +348,79 @@ describe('the tool adapter', () => {
     const second = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 2 }, idempotencyKey: 'clash' });
     expect(second).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
     expect(await executions(scope)).toBe(1);
+  });
+});
+
+/** Parks a gated call and returns its ApprovalRequested event and the pending reply. */
+async function parkGatedCall(scope: Scope, idempotencyKey: string) {
+  const recorder = recordEvents(scope);
+  await messaging.connection.flush();
+  const reply = invoke(scope, { toolId: 'fixture.purge', arguments: { n: 1 }, idempotencyKey });
+  const requested = await waitFor('ApprovalRequested', () => recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested'));
+  const parked = await waitFor('the parked document', async () => {
+    const document = await stored(scope, idempotencyKey);
+    return document?.state === 'AwaitingApproval' && document.leaseUntil === undefined ? document : undefined;
+  });
+  expect(parked.approvalId).toBe(requested.data.approvalId);
+  expect(await executions(scope)).toBe(0);
+  // The request is acked while the call waits: nothing holds the work queue.
+  await waitFor('the request to be acked', async () => {
+    const info = await messaging.manager.consumers.info(streams.invocations.name, toolAdapterConsumers.requests);
+    return info.num_ack_pending === 0 && info.num_pending === 0;
+  });
+  return { recorder, requested, reply };
+}
+
+/** Publishes a decision the way the approval service does. */
+async function decide(requested: ApprovalRequested, decision: 'ApprovalGranted' | 'ApprovalRejected' | 'ApprovalExpired'): Promise<void> {
+  const { metadata, data } = requested;
+  const base = { approvalId: data.approvalId, requestHash: data.requestHash };
+  const eventData =
+    decision === 'ApprovalGranted' ? { ...base, decidedBy: 'user:bob@acme.example' } : decision === 'ApprovalRejected' ? { ...base, decidedBy: 'user:bob@acme.example', reason: 'not today' } : base;
+  const event = ApprovalOutcomeEvent.parse({
+    type: decision,
+    data: eventData,
+    metadata: {
+      eventId: randomUUID(),
+      tenant: metadata.tenant,
+      workspace: metadata.workspace,
+      occurredAt: new Date().toISOString(),
+      correlationId: metadata.correlationId,
+      invocationId: metadata.invocationId,
+      toolCallId: metadata.toolCallId,
+      toolId: metadata.toolId,
+      toolVersion: metadata.toolVersion,
+    },
+  });
+  await publish(messaging, { subject: subjectOfEvent(event), schema: ApprovalOutcomeEvent, message: event, msgId: eventMsgId(event) });
+}
+
+describe('approvals', () => {
+  it('parks a gated call (AwaitingApproval, message acked) and runs it once when the approval is granted', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const { recorder, requested, reply } = await parkGatedCall(scope, 'gated-granted');
+    await decide(requested, 'ApprovalGranted');
+    const answer = await reply;
+    recorder.stop();
+    expect(answer.ok && answer.data.status).toBe('SUCCESS');
+    expect(answer.ok && answer.data.receipt.approvalId).toBe(requested.data.approvalId);
+    expect(consumedApprovals).toContain(requested.data.approvalId);
+    expect(await executions(scope)).toBe(1);
+    expect((await stored(scope, 'gated-granted'))?.state).toBe('Observed');
+  });
+
+  it.each([
+    ['ApprovalRejected', 'APPROVAL_REJECTED'],
+    ['ApprovalExpired', 'APPROVAL_EXPIRED'],
+  ] as const)('ends a parked call Denied on %s with %s, never executing it', { timeout: 60_000 }, async (decision, code) => {
+    const scope = await freshScope();
+    const { recorder, requested, reply } = await parkGatedCall(scope, `gated-${decision}`);
+    await decide(requested, decision);
+    const answer = await reply;
+    recorder.stop();
+    expect(answer.ok && answer.data.status).toBe('DENIED');
+    expect(answer.ok && answer.data.receipt.failure?.code).toBe(code);
+    expect(await executions(scope)).toBe(0);
+    expect((await stored(scope, `gated-${decision}`))?.deniedStage).toBe('APPROVAL');
   });
 });

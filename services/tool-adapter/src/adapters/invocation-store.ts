@@ -71,7 +71,7 @@ export class InvocationStore {
       {
         id: invocationDocumentId(scope, previous.idempotencyKey),
         expect: { version: previous.version, state: previous.state },
-        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now) }) },
+        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now, next) }) },
         ...(unset.length === 0 ? {} : { unset: unset as never }),
       },
       options.signal ? { signal: options.signal } : {},
@@ -80,7 +80,9 @@ export class InvocationStore {
     return { ...next, version: result.document.version };
   }
 
-  #leaseFrom(now: Date): string {
-    return new Date(now.getTime() + this.#leaseMs).toISOString();
+  #leaseFrom(now: Date, invocation?: ToolInvocation): string {
+    // An executing call is held until its deadline (plus a margin): a provider call is never cut short by the lease.
+    const until = invocation?.state === 'Executing' ? Math.max(now.getTime() + this.#leaseMs, Date.parse(invocation.deadline) + 5_000) : now.getTime() + this.#leaseMs;
+    return new Date(until).toISOString();
   }
 }

@@ -27,7 +27,7 @@ import { publishEvents, sendReply } from './publishing.js';
 // transition requires it, publishes events only after the document carrying their numbers is stored, and replies.
 
 /** What one pipeline run needs besides the state. */
-interface RunContext {
+export interface RunContext {
   readonly scope: Scope;
   readonly caller: CallerIdentity | undefined;
   readonly signal: AbortSignal;
@@ -109,7 +109,7 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
 }
 
 /** The descriptor a stored invocation is bound to (its resolved version), if the read model still has it. */
-function descriptorFor(runtime: InvocationRuntime, scope: Scope, invocation: ToolInvocation): ToolDescriptor | undefined {
+export function descriptorFor(runtime: InvocationRuntime, scope: Scope, invocation: ToolInvocation): ToolDescriptor | undefined {
   return invocation.toolVersion === undefined ? undefined : runtime.descriptors.resolve(scope, invocation.toolId, invocation.toolVersion);
 }
 

@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '@toolplane/auth';
 import type { Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
+import type { ApprovalGateway } from '../adapters/approval-gateway.js';
 import type { DescriptorCache } from '../adapters/descriptor-cache.js';
 import type { InvocationStore } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
@@ -16,6 +17,7 @@ export interface InvocationRuntime {
   readonly descriptors: DescriptorCache;
   readonly servers: ServerDirectory;
   readonly executor: McpExecutor;
+  readonly approvals: ApprovalGateway;
   readonly validators: ArgumentValidators;
   readonly policies: PolicySource;
   readonly verifier: TokenVerifier;
