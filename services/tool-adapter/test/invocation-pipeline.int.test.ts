@@ -37,7 +37,22 @@ import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHan
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterConsumers, toolAdapterService, toolInvocations, verifyReceipt } from '../src/mod.js';
+import {
+  advancePipeline,
+  agentProfileId,
+  agentProfiles,
+  defaultTenantPolicy,
+  descriptorBucket,
+  evaluatePolicy,
+  invocationDocumentId,
+  receiveInvocation,
+  toolAdapterConsumers,
+  toolAdapterService,
+  toolInvocations,
+  verifyReceipt,
+  type PipelineState,
+  type StageOutcome,
+} from '../src/mod.js';
 
 const infra = testScope('adapter');
 const deadlineMs = 30_000;
@@ -45,6 +60,7 @@ const tenant = 'acme';
 const agentId = 'agent-support';
 const receiptKeyId = 'adapter-test-1';
 const serverIds = new Map<string, string>();
+const boundTools = new Map<string, ToolDescriptor>();
 
 let agentKey: SigningKeyPair;
 let receiptPublicKey: KeyObject;
@@ -162,6 +178,7 @@ async function freshScope(): Promise<Scope> {
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
   // The same counting tool declared DESTRUCTIVE: the default tenant policy gates it behind an approval.
+  await bindTool(scope, 'fixture.write', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'WRITE', riskClass: 'MEDIUM', idempotency: 'NONE' });
   await bindTool(scope, 'fixture.purge', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', idempotency: 'NONE' });
   return scope;
 }
@@ -199,7 +216,7 @@ async function executions(scope: Scope): Promise<number> {
 }
 
 /** Writes a READ descriptor into the read model the way the registry does (one KV entry per version). */
-async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<void> {
+async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<ToolDescriptor> {
   const now = new Date().toISOString();
   const descriptor = ToolDescriptor.parse({
     ...scope,
@@ -230,15 +247,21 @@ async function bindTool(scope: Scope, toolId: string, providerToolName: string, 
     ...overrides,
   });
   await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  boundTools.set(`${scope.workspace} ${toolId}`, descriptor);
+  return descriptor;
 }
 
 async function contextToken(scope: Scope, key: SigningKeyPair = agentKey): Promise<string> {
   return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId, agentRevision: '7' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
 }
 
+function newInbox(): string {
+  return `inbox_${randomUUID().replaceAll('-', '')}`;
+}
+
 /** Publishes a request and awaits the reply on its inbox. */
-async function invoke(scope: Scope, body: Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & { contextToken?: string }, msgId?: string): Promise<InvocationReply> {
-  const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+async function invoke(scope: Scope, body: Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & { contextToken?: string; replyInbox?: string }, msgId?: string): Promise<InvocationReply> {
+  const replyInbox = body.replyInbox ?? newInbox();
   const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: body.contextToken ?? (await contextToken(scope)), replyInbox });
   const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: deadlineMs });
   await messaging.connection.flush();
@@ -422,5 +445,96 @@ describe('approvals', () => {
     expect(answer.ok && answer.data.receipt.failure?.code).toBe(code);
     expect(await executions(scope)).toBe(0);
     expect((await stored(scope, `gated-${decision}`))?.deniedStage).toBe('APPROVAL');
+  });
+});
+
+/**
+ * Leaves a call as an adapter killed during execution would: the started fact persisted (state Executing), its
+ * processing lease expired, no terminal fact. Built with the core, exactly as the adapter builds it.
+ */
+async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string) {
+  const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
+  if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
+  const now = new Date().toISOString();
+  const caller = { principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] };
+  const request = { toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox };
+  const received = receiveInvocation({ scope, request, caller, invocationId: randomUUID(), resolvedToolVersion: '1', defaultTimeoutMs: 20_000 }, { now });
+  const profile = await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  const { invocation } = received.state;
+  const decision = evaluatePolicy({
+    subject: { invocationId: invocation.invocationId, ...scope, toolId, toolVersion: '1', requestHash: invocation.requestHash, arguments: args },
+    descriptor,
+    caller,
+    agentProfile: profile ?? undefined,
+    tenantPolicy: defaultTenantPolicy(scope.tenant, now),
+    rateCounters: new Map(),
+    now,
+  }).decision;
+  const outcomes: StageOutcome[] = [
+    { step: 'TOOL_RESOLUTION', descriptor },
+    { step: 'SCHEMA_VALIDATION', check: { valid: true } },
+    { step: 'AGENT_PERMISSION', decision },
+    { step: 'TENANT_POLICY', decision },
+    { step: 'SIDE_EFFECT_CLASSIFICATION', decision },
+    { step: 'APPROVAL', result: 'not_required' },
+    { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
+    { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
+    { step: 'START' },
+  ];
+  let state: PipelineState = { ...received.state, descriptor };
+  for (const outcome of outcomes) {
+    const transition = advancePipeline(state, outcome, {
+      now,
+      signReceipt: () => {
+        throw new Error('nothing is signed before the end');
+      },
+    });
+    if (!transition.accepted) throw new Error(transition.problem);
+    state = transition.state;
+  }
+  expect(state.invocation.state).toBe('Executing');
+  const expired = new Date(Date.now() - 1_000).toISOString();
+  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired });
+  return state.invocation;
+}
+
+describe('a request redelivered while its call was executing', () => {
+  it('starts a new attempt of a READ call (same ToolCallId, attempt 2) and runs it once', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const replyInbox = newInbox();
+    const interrupted = await crashedWhileExecuting(scope, 'fixture.count', 'crash-read', { n: 1 }, replyInbox);
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'crash-read', replyInbox });
+    expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    if (!reply.ok) return;
+    expect(reply.data.receipt).toMatchObject({ attempt: 2, toolCallId: interrupted.toolCallId });
+    expect(reply.data.receipt.invocationId).not.toBe(interrupted.invocationId);
+    expect(await executions(scope)).toBe(1);
+    const closing = await waitFor('the interrupted attempt to be closed', () =>
+      recorder.events.find((event) => event.type === 'ToolCallFailed' && 'invocationId' in event.metadata && event.metadata.invocationId === interrupted.invocationId),
+    );
+    recorder.stop();
+    expect(closing.metadata).toMatchObject({ attempt: 1 });
+  });
+
+  it('ends a non-idempotent WRITE Uncertain with ToolEffectUncertain and never runs it again', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const replyInbox = newInbox();
+    const interrupted = await crashedWhileExecuting(scope, 'fixture.write', 'crash-write', { n: 1 }, replyInbox);
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+    const reply = await invoke(scope, { toolId: 'fixture.write', arguments: { n: 1 }, idempotencyKey: 'crash-write', replyInbox });
+    expect(reply.ok && reply.data.status).toBe('UNCERTAIN');
+    expect(reply.ok && reply.data.receipt.failure?.code).toBe('UNKNOWN_OUTCOME');
+    expect(reply.ok && reply.data.receipt.invocationId).toBe(interrupted.invocationId);
+    await waitFor('ToolEffectUncertain', () => recorder.events.find((event) => event.type === 'ToolEffectUncertain'));
+    recorder.stop();
+    expect(await executions(scope)).toBe(0);
+    // A later repeat replays the Uncertain receipt; nothing runs.
+    const again = await invoke(scope, { toolId: 'fixture.write', arguments: { n: 1 }, idempotencyKey: 'crash-write' }, randomUUID());
+    expect(again.ok && again.data.receipt).toEqual(reply.ok && reply.data.receipt);
+    expect(await executions(scope)).toBe(0);
+    expect((await stored(scope, 'crash-write'))?.state).toBe('Uncertain');
   });
 });
