@@ -12,6 +12,7 @@ import { McpExecutor } from './adapters/mcp-executor.js';
 import { storedPolicySource } from './adapters/policy-source.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
+import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
 import { agentProfiles, collections, tenantPolicies, toolInvocations } from './collections.js';
@@ -143,5 +144,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       onDiagnostic: logConsumerDiagnostic(approvalsLog),
     });
     context.onShutdown('approval-decisions', () => decisions.stop({ graceMs: 2_000 }));
+
+    const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
+    context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));
   },
 };

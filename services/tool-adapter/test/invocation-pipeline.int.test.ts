@@ -10,7 +10,10 @@ import {
   ApprovalOutcomeEvent,
   ApprovalReply,
   ConsumeApprovalRequest,
+  EffectiveToolSet,
+  EffectiveToolSetRequest,
   InvocationReply,
+  commandSubject,
   InvocationRequest,
   LifecycleEvent,
   McpServer,
@@ -33,11 +36,12 @@ import {
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import {
+  adapterOperations,
   advancePipeline,
   agentProfileId,
   agentProfiles,
@@ -536,5 +540,41 @@ describe('a request redelivered while its call was executing', () => {
     expect(again.ok && again.data.receipt).toEqual(reply.ok && reply.data.receipt);
     expect(await executions(scope)).toBe(0);
     expect((await stored(scope, 'crash-write'))?.state).toBe('Uncertain');
+  });
+});
+
+describe('the effective tool set', () => {
+  async function toolSet(scope: Scope, body: Omit<EffectiveToolSetRequest, 'contextToken'>, token?: string): Promise<EffectiveToolSet> {
+    return request(messaging, {
+      subject: commandSubject(scope, 'adapter', adapterOperations.effectiveTools),
+      requestSchema: EffectiveToolSetRequest,
+      replySchema: EffectiveToolSet,
+      body: { ...body, contextToken: token ?? (await contextToken(scope)) },
+      timeoutMs: 10_000,
+    });
+  }
+
+  it('lists the tools the agent may call, and with explain why the others are hidden', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const all = await toolSet(scope, {});
+    expect(all.agentId).toBe(agentId);
+    expect(all.tools.map((tool) => [tool.toolId, tool.requiresApproval])).toEqual([
+      ['fixture.count', false],
+      ['fixture.echo', false],
+      ['fixture.purge', true],
+      ['fixture.write', false],
+    ]);
+    expect(all.tools.find((tool) => tool.toolId === 'fixture.echo')).toMatchObject({ name: 'fixture__echo', inputSchema: { required: ['text'] } });
+
+    const readOnly = await toolSet(scope, { restrictions: { maxSideEffectClass: 'READ' }, explain: true });
+    expect(readOnly.tools.map((tool) => tool.toolId)).toEqual(['fixture.count', 'fixture.echo']);
+    expect(readOnly.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge', 'fixture.write']);
+    expect(readOnly.hidden?.every((tool) => tool.reasons.length > 0)).toBe(true);
+  });
+
+  it('refuses a forged context token', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const forger = await generateSigningKeyPair(agentKey.kid);
+    await expect(toolSet(scope, {}, await contextToken(scope, forger))).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
   });
 });
