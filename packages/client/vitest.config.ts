@@ -1,3 +1,0 @@
-import { toolplaneVitestConfig } from '../../vitest.preset.js';
-
-export default toolplaneVitestConfig({ infra: true });
