@@ -39,10 +39,29 @@ export const tenantPolicies = defineCollection<StoredTenantPolicy>({
   indexes: [{ name: 'tenant', key: { tenant: 1 }, unique: true }],
 });
 
+/** One admitted call of a rate-limit counter's window: `_id` is `{key}|{windowStart}|{n}` (insert-only). */
+export interface StoredRateSlot {
+  _id: string;
+  key: string;
+  windowStart: number;
+  n: number;
+  /** When the window ends; swept after that. */
+  expiresAt: string;
+}
+
+/** Rate-limit slots (see adapters/rate-counters.ts). */
+export const rateSlots = defineCollection<StoredRateSlot>({
+  name: 'rate_limit_slots',
+  indexes: [
+    { name: 'key_window', key: { key: 1, windowStart: 1 } },
+    { name: 'expires', key: { expiresAt: 1 } },
+  ],
+});
+
 /** The id of an agent profile document. */
 export function agentProfileId(tenant: string, workspace: string, agentId: string): string {
   return `${tenant}/${workspace}/${agentId}`;
 }
 
 /** Every collection the tool-adapter service owns. */
-export const collections = [toolInvocations, agentProfiles, tenantPolicies];
+export const collections = [toolInvocations, agentProfiles, tenantPolicies, rateSlots];

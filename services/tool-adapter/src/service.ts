@@ -10,12 +10,13 @@ import { createDescriptorCache } from './adapters/descriptor-cache.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
 import { storedPolicySource } from './adapters/policy-source.js';
+import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
-import { agentProfiles, collections, tenantPolicies, toolInvocations } from './collections.js';
+import { agentProfiles, collections, rateSlots, tenantPolicies, toolInvocations } from './collections.js';
 import { ArgumentValidators } from './core/argument-validation.js';
 import { receiptSigner } from './core/receipts.js';
 import { SigningKeySetting } from './signing-key-setting.js';
@@ -99,6 +100,14 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     context.onShutdown('descriptors', () => Promise.resolve(descriptors.close()));
     await descriptors.ready;
 
+    const rateCounters = new RateCounters(store.collection(rateSlots));
+    const sweepLog = logger.child({ component: 'rate-slot-sweeper' });
+    const sweeper = setInterval(() => {
+      rateCounters.sweep(clock(), signal).catch((err: unknown) => sweepLog.warn({ err }, 'sweeping ended rate-limit windows failed'));
+    }, 60_000);
+    sweeper.unref();
+    context.onShutdown('rate-slot-sweeper', () => Promise.resolve(clearInterval(sweeper)));
+
     const pool = createMcpPool();
     context.onShutdown('mcp-pool', () => pool.close());
 
@@ -111,6 +120,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       approvals: approvalServiceGateway(messaging, config.ADAPTER_APPROVAL_TIMEOUT_MS),
       validators: new ArgumentValidators(),
       policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
+      rateCounters,
       verifier: createTokenVerifier(trustedKeys, { clock }),
       signReceipt: receiptSigner({ keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey }),
       clock,

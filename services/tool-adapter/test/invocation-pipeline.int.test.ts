@@ -181,6 +181,8 @@ async function freshScope(): Promise<Scope> {
   await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
+  // One call a day for the whole workspace: the second call in a test is over the limit.
+  await bindTool(scope, 'fixture.limited', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { rateLimits: [{ per: 'TOOL', limit: 1, windowMs: 86_400_000 }] });
   // The same counting tool declared DESTRUCTIVE: the default tenant policy gates it behind an approval.
   await bindTool(scope, 'fixture.write', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'WRITE', riskClass: 'MEDIUM', idempotency: 'NONE' });
   await bindTool(scope, 'fixture.purge', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', idempotency: 'NONE' });
@@ -365,6 +367,19 @@ describe('the tool adapter', () => {
     const second = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'once' }, randomUUID());
     expect(first.ok && first.data.status).toBe('SUCCESS');
     expect(second).toEqual(first);
+    expect(await executions(scope)).toBe(1);
+  });
+
+  it('denies a call over the tool’s rate limit with RATE_LIMITED, counting only admitted calls', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const [first, second] = await Promise.all([
+      invoke(scope, { toolId: 'fixture.limited', arguments: { n: 1 }, idempotencyKey: 'limited-1' }),
+      invoke(scope, { toolId: 'fixture.limited', arguments: { n: 2 }, idempotencyKey: 'limited-2' }),
+    ]);
+    const statuses = [first, second].map((reply) => (reply.ok ? reply.data.status : reply.error.code)).sort();
+    expect(statuses).toEqual(['DENIED', 'SUCCESS']);
+    const denied = [first, second].find((reply) => reply.ok && reply.data.status === 'DENIED');
+    expect(denied?.ok && denied.data.receipt.failure?.code).toBe('RATE_LIMITED');
     expect(await executions(scope)).toBe(1);
   });
 
@@ -561,13 +576,14 @@ describe('the effective tool set', () => {
     expect(all.tools.map((tool) => [tool.toolId, tool.requiresApproval])).toEqual([
       ['fixture.count', false],
       ['fixture.echo', false],
+      ['fixture.limited', false],
       ['fixture.purge', true],
       ['fixture.write', false],
     ]);
     expect(all.tools.find((tool) => tool.toolId === 'fixture.echo')).toMatchObject({ name: 'fixture__echo', inputSchema: { required: ['text'] } });
 
     const readOnly = await toolSet(scope, { restrictions: { maxSideEffectClass: 'READ' }, explain: true });
-    expect(readOnly.tools.map((tool) => tool.toolId)).toEqual(['fixture.count', 'fixture.echo']);
+    expect(readOnly.tools.map((tool) => tool.toolId)).toEqual(['fixture.count', 'fixture.echo', 'fixture.limited']);
     expect(readOnly.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge', 'fixture.write']);
     expect(readOnly.hidden?.every((tool) => tool.reasons.length > 0)).toBe(true);
   });

@@ -18,7 +18,7 @@ import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '.
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
-import { evaluatePolicy, type CallerIdentity } from '../core/policy-evaluator.js';
+import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents, sendReply } from './publishing.js';
 
@@ -216,28 +216,27 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   const descriptor = mustHave(state.descriptor);
   const caller = run.caller;
   if (caller === undefined) throw new ToolplaneError('INTERNAL', 'a policy decision needs the verified caller');
-  const now = runtime.clock();
   const [agentProfile, tenantPolicy] = await Promise.all([
     runtime.policies.agentProfile(run.scope.tenant, run.scope.workspace, caller.agentId, run.signal),
-    runtime.policies.tenantPolicy(run.scope.tenant, now, run.signal),
+    runtime.policies.tenantPolicy(run.scope.tenant, runtime.clock(), run.signal),
   ]);
-  return evaluatePolicy({
-    subject: {
-      invocationId: invocation.invocationId,
-      ...run.scope,
-      toolId: invocation.toolId,
-      toolVersion: descriptor.toolVersion,
-      requestHash: invocation.requestHash,
-      arguments: JSON.parse(invocation.argumentsJson) as JsonObject,
-    },
-    descriptor,
-    caller,
-    agentProfile,
-    tenantPolicy,
-    // Rate-limit counters are not persisted yet: every window counts from empty.
-    rateCounters: new Map(),
-    now: now.toISOString(),
-  }).decision;
+  const subject = {
+    invocationId: invocation.invocationId,
+    ...run.scope,
+    toolId: invocation.toolId,
+    toolVersion: descriptor.toolVersion,
+    requestHash: invocation.requestHash,
+    arguments: JSON.parse(invocation.argumentsJson) as JsonObject,
+  };
+  const checks = rateLimitChecksFor({ subject, descriptor, caller, tenantPolicy });
+  // A lost race for a counter's slot means another call was counted first: evaluate again with the new count.
+  for (let attempt = 0; attempt < 8; attempt += 1) {
+    const now = runtime.clock();
+    const rateCounters = await runtime.rateCounters.load(checks, now.getTime(), run.signal);
+    const evaluation = evaluatePolicy({ subject, descriptor, caller, agentProfile, tenantPolicy, rateCounters, now: now.toISOString() });
+    if (await runtime.rateCounters.claim(evaluation.rateCounterUpdates, run.signal)) return evaluation.decision;
+  }
+  throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
 }
 
 async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<ExecutionResult> {

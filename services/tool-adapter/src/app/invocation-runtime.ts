@@ -6,6 +6,7 @@ import type { DescriptorCache } from '../adapters/descriptor-cache.js';
 import type { InvocationStore } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
 import type { PolicySource } from '../adapters/policy-source.js';
+import type { RateCounters } from '../adapters/rate-counters.js';
 import type { ServerDirectory } from '../adapters/server-directory.js';
 import type { ArgumentValidators } from '../core/argument-validation.js';
 import type { ReceiptSigner } from '../core/receipts.js';
@@ -20,6 +21,7 @@ export interface InvocationRuntime {
   readonly approvals: ApprovalGateway;
   readonly validators: ArgumentValidators;
   readonly policies: PolicySource;
+  readonly rateCounters: RateCounters;
   readonly verifier: TokenVerifier;
   readonly signReceipt: ReceiptSigner;
   readonly clock: () => Date;
