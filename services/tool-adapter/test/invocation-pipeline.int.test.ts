@@ -19,6 +19,7 @@ import {
   McpServer,
   ServerReply,
   ServerRequest,
+  TenantPolicy,
   ToolDescriptor,
   commandFilter,
   descriptorKey,
@@ -50,6 +51,7 @@ import {
   evaluatePolicy,
   invocationDocumentId,
   receiveInvocation,
+  tenantPolicies,
   toolAdapterConsumers,
   toolAdapterService,
   toolInvocations,
@@ -383,6 +385,20 @@ describe('the tool adapter', () => {
     expect(await executions(scope)).toBe(1);
   });
 
+  it('denies a tool whose kill switch is engaged, before anything runs', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    await bindTool(scope, 'fixture.killed', 'count_calls', { type: 'object' });
+    // The default policy plus one kill switch that only this tool matches (the tenant is shared by these tests).
+    const policy = { ...defaultTenantPolicy(tenant, new Date().toISOString()), killSwitches: [{ target: 'TOOL' as const, tools: 'fixture.killed', reason: 'incident 42', engagedBy: 'user:admin', engagedAt: new Date().toISOString() }] };
+    await store.collection(tenantPolicies).raw.replaceOne({ _id: tenant }, TenantPolicy.parse(policy), { upsert: true });
+    const reply = await invoke(scope, { toolId: 'fixture.killed', arguments: {}, idempotencyKey: 'killed' });
+    expect(reply.ok && reply.data.status).toBe('DENIED');
+    expect(reply.ok && reply.data.receipt.failure?.code).toBe('AUTHORIZATION_DENIED');
+    expect(reply.ok && reply.data.receipt.failure?.message).toContain('incident 42');
+    expect((await stored(scope, 'killed'))?.deniedStage).toBe('TENANT_POLICY');
+    expect(await executions(scope)).toBe(0);
+  });
+
   it('answers the same key with other arguments with CONFLICT', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const first = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'clash' });
@@ -467,11 +483,13 @@ describe('approvals', () => {
   });
 });
 
+const outcomesToStart = 9;
+
 /**
  * Leaves a call as an adapter killed during execution would: the started fact persisted (state Executing), its
  * processing lease expired, no terminal fact. Built with the core, exactly as the adapter builds it.
  */
-async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string) {
+async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart) {
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
   const now = new Date().toISOString();
@@ -489,7 +507,7 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
     rateCounters: new Map(),
     now,
   }).decision;
-  const outcomes: StageOutcome[] = [
+  const outcomes: StageOutcome[] = ([
     { step: 'TOOL_RESOLUTION', descriptor },
     { step: 'SCHEMA_VALIDATION', check: { valid: true } },
     { step: 'AGENT_PERMISSION', decision },
@@ -499,7 +517,7 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
     { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
     { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
     { step: 'START' },
-  ];
+  ] satisfies StageOutcome[]).slice(0, stopAfter);
   let state: PipelineState = { ...received.state, descriptor };
   for (const outcome of outcomes) {
     const transition = advancePipeline(state, outcome, {
@@ -511,17 +529,30 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
     if (!transition.accepted) throw new Error(transition.problem);
     state = transition.state;
   }
-  expect(state.invocation.state).toBe('Executing');
   const expired = new Date(Date.now() - 1_000).toISOString();
   await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired });
   return state.invocation;
 }
+
+describe('a request redelivered after the adapter stopped', () => {
+  it('resumes a call that was only received, as the same invocation, and runs it once', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const replyInbox = newInbox();
+    const received = await crashedWhileExecuting(scope, 'fixture.count', 'crash-received', { n: 1 }, replyInbox, 0);
+    expect(received.state).toBe('Received');
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'crash-received', replyInbox });
+    expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    expect(reply.ok && reply.data.receipt).toMatchObject({ attempt: 1, invocationId: received.invocationId });
+    expect(await executions(scope)).toBe(1);
+  });
+});
 
 describe('a request redelivered while its call was executing', () => {
   it('starts a new attempt of a READ call (same ToolCallId, attempt 2) and runs it once', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();
     const interrupted = await crashedWhileExecuting(scope, 'fixture.count', 'crash-read', { n: 1 }, replyInbox);
+    expect(interrupted.state).toBe('Executing');
     const recorder = recordEvents(scope);
     await messaging.connection.flush();
     const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'crash-read', replyInbox });
