@@ -50,6 +50,7 @@ import {
   descriptorBucket,
   evaluatePolicy,
   invocationDocumentId,
+  receiptSigner,
   receiveInvocation,
   tenantPolicies,
   toolAdapterConsumers,
@@ -72,6 +73,7 @@ const everythingServerId = randomUUID();
 
 let agentKey: SigningKeyPair;
 let receiptPublicKey: KeyObject;
+let receiptPrivateKey: KeyObject;
 let adapter: RunningService;
 let messaging: Messaging;
 let store: Store;
@@ -88,6 +90,7 @@ beforeAll(async () => {
   agentKey = await generateSigningKeyPair('acme-agent-1');
   const receiptKeys = generateKeyPairSync('ed25519');
   receiptPublicKey = receiptKeys.publicKey;
+  receiptPrivateKey = receiptKeys.privateKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
   countFile = path.join(tmp, 'count');
   adapter = await startService(toolAdapterService, {
@@ -521,7 +524,7 @@ const outcomesToStart = 9;
  * Leaves a call as an adapter killed during execution would: the started fact persisted (state Executing), its
  * processing lease expired, no terminal fact. Built with the core, exactly as the adapter builds it.
  */
-async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart) {
+async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart, more: readonly StageOutcome[] = []) {
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
   const now = new Date().toISOString();
@@ -539,7 +542,7 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
     rateCounters: new Map(),
     now,
   }).decision;
-  const outcomes: StageOutcome[] = ([
+  const path: StageOutcome[] = [
     { step: 'TOOL_RESOLUTION', descriptor },
     { step: 'SCHEMA_VALIDATION', check: { valid: true } },
     { step: 'AGENT_PERMISSION', decision },
@@ -549,14 +552,13 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
     { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
     { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
     { step: 'START' },
-  ] satisfies StageOutcome[]).slice(0, stopAfter);
+  ];
+  const outcomes = [...path.slice(0, stopAfter), ...more];
   let state: PipelineState = { ...received.state, descriptor };
   for (const outcome of outcomes) {
     const transition = advancePipeline(state, outcome, {
       now,
-      signReceipt: () => {
-        throw new Error('nothing is signed before the end');
-      },
+      signReceipt: receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey }),
     });
     if (!transition.accepted) throw new Error(transition.problem);
     state = transition.state;
@@ -576,6 +578,30 @@ describe('a request redelivered after the adapter stopped', () => {
     expect(reply.ok && reply.data.status).toBe('SUCCESS');
     expect(reply.ok && reply.data.receipt).toMatchObject({ attempt: 1, invocationId: received.invocationId });
     expect(await executions(scope)).toBe(1);
+  });
+});
+
+describe('a request redelivered after the terminal fact was stored', () => {
+  it('publishes the terminal events again and replays the stored receipt, running nothing', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const replyInbox = newInbox();
+    const ended = await crashedWhileExecuting(scope, 'fixture.count', 'crash-ended', { n: 1 }, replyInbox, outcomesToStart, [
+      { step: 'EXECUTE', execution: { result: 'returned', output: { content: [{ type: 'text', text: '1' }] } } },
+      { step: 'SANITIZE', secrets: [] },
+      { step: 'FINISH' },
+    ]);
+    expect(ended.state).toBe('Observed');
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'crash-ended', replyInbox });
+    expect(reply.ok && reply.data.receipt).toEqual(ended.receipt);
+    const types = await waitFor('the terminal events', () => {
+      const seen = recorder.events.filter((event) => 'invocationId' in event.metadata && event.metadata.invocationId === ended.invocationId).map((event) => event.type);
+      return seen.includes('ToolCallCompleted') ? seen : undefined;
+    });
+    recorder.stop();
+    expect(types).toEqual(['SandboxReleased', 'ToolCallCompleted']);
+    expect(await executions(scope)).toBe(0);
   });
 });
 

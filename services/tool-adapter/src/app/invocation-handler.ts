@@ -17,7 +17,7 @@ import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
-import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
+import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, terminalEventsOf, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
 import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents, sendReply } from './publishing.js';
@@ -68,9 +68,14 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
       case 'conflict':
         sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: decision.failure });
         return;
-      case 'replay':
+      case 'replay': {
+        // A redelivery may follow a crash between the terminal fact and its events: publish them again (rebuilt
+        // identically, so within the duplicate window JetStream drops copies that did get out).
+        const ended = stored === undefined ? undefined : invocationOf(stored);
+        if (ended !== undefined && (delivery.deliveryCount > 1 || recentlyEnded(ended, now))) await publishEvents(runtime.messaging, terminalEventsOf(ended), delivery.signal);
         sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: decision.result });
         return;
+      }
       case 'join': {
         if (stored === undefined || stored.state === 'AwaitingApproval') return; // the decision resumes it and replies
         const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
@@ -106,6 +111,11 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     }
   }
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the idempotency key changed hands repeatedly; retrying');
+}
+
+/** Ended within the stream's duplicate window (two minutes by default): republished events are dropped there. */
+function recentlyEnded(invocation: ToolInvocation, now: Date): boolean {
+  return invocation.endedAt !== undefined && now.getTime() - Date.parse(invocation.endedAt) < 60_000;
 }
 
 /** The descriptor a stored invocation is bound to (its resolved version), if the read model still has it. */
