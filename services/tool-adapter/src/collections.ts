@@ -1,12 +1,13 @@
-import type { AgentProfile, TenantPolicy, ToolInvocation } from '@toolplane/contracts';
+import type { AgentProfile, ApprovalRequested, TenantPolicy, ToolInvocation } from '@toolplane/contracts';
 import { defineCollection } from '@toolplane/store';
 
 /**
  * A stored ToolInvocation. `_id` is derived from (tenant, workspace, idempotencyKey), so one logical call keeps one
  * document across its attempts. `leaseUntil` is the processing lease: while it lies in the future, the handler that
- * last wrote the document may still be working on it (a redelivery joins instead of taking over).
+ * last wrote the document may still be working on it (a redelivery joins instead of taking over). `outbox` holds the
+ * ApprovalRequested event of a parked call, written with the parking, so a redelivery after a crash can publish it.
  */
-export type StoredInvocation = ToolInvocation & { _id: string; leaseUntil?: string };
+export type StoredInvocation = ToolInvocation & { _id: string; leaseUntil?: string; outbox?: ApprovalRequested[] };
 
 /** The `tool_invocations` collection and the indexes its queries and invariants need. */
 export const toolInvocations = defineCollection<StoredInvocation>({

@@ -502,6 +502,24 @@ describe('approvals', () => {
     expect((await stored(scope, 'gated-granted'))?.state).toBe('Observed');
   });
 
+  it('requests the approval again when the adapter stopped between parking the call and publishing the request', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const replyInbox = newInbox();
+    const approvalId = randomUUID();
+    const parked = await leftByCrash(scope, 'fixture.purge', 'crash-parked', { n: 1 }, replyInbox, 5, [{ step: 'APPROVAL', result: 'requested', approvalId }]);
+    expect(parked.state).toBe('AwaitingApproval');
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+    const replied = invoke(scope, { toolId: 'fixture.purge', arguments: { n: 1 }, idempotencyKey: 'crash-parked', replyInbox });
+    const requested = await waitFor('ApprovalRequested', () => recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested'));
+    expect(requested.data.approvalId).toBe(approvalId);
+    await decide(requested, 'ApprovalGranted');
+    const answer = await replied;
+    recorder.stop();
+    expect(answer.ok && answer.data.status).toBe('SUCCESS');
+    expect(await executions(scope)).toBe(1);
+  });
+
   it.each([
     ['ApprovalRejected', 'APPROVAL_REJECTED'],
     ['ApprovalExpired', 'APPROVAL_EXPIRED'],
@@ -521,10 +539,11 @@ describe('approvals', () => {
 const outcomesToStart = 9;
 
 /**
- * Leaves a call as an adapter killed during execution would: the started fact persisted (state Executing), its
- * processing lease expired, no terminal fact. Built with the core, exactly as the adapter builds it.
+ * Leaves a call as an adapter killed at some step would: the document as persisted at that step (by default the
+ * started fact, state Executing; `stopAfter` and `more` choose another step), its processing lease expired, and
+ * none of its events published. Built with the core, exactly as the adapter builds it.
  */
-async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart, more: readonly StageOutcome[] = []) {
+async function leftByCrash(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart, more: readonly StageOutcome[] = []) {
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
   const now = new Date().toISOString();
@@ -555,16 +574,20 @@ async function crashedWhileExecuting(scope: Scope, toolId: string, idempotencyKe
   ];
   const outcomes = [...path.slice(0, stopAfter), ...more];
   let state: PipelineState = { ...received.state, descriptor };
+  const emitted: LifecycleEvent[] = [];
   for (const outcome of outcomes) {
     const transition = advancePipeline(state, outcome, {
       now,
       signReceipt: receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey }),
     });
     if (!transition.accepted) throw new Error(transition.problem);
+    emitted.push(...transition.events);
     state = transition.state;
   }
+  // A parked call is stored with its ApprovalRequested in the outbox, as the adapter stores it.
+  const outbox = state.invocation.state === 'AwaitingApproval' ? emitted.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
   const expired = new Date(Date.now() - 1_000).toISOString();
-  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired });
+  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
   return state.invocation;
 }
 
@@ -572,7 +595,7 @@ describe('a request redelivered after the adapter stopped', () => {
   it('resumes a call that was only received, as the same invocation, and runs it once', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();
-    const received = await crashedWhileExecuting(scope, 'fixture.count', 'crash-received', { n: 1 }, replyInbox, 0);
+    const received = await leftByCrash(scope, 'fixture.count', 'crash-received', { n: 1 }, replyInbox, 0);
     expect(received.state).toBe('Received');
     const reply = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'crash-received', replyInbox });
     expect(reply.ok && reply.data.status).toBe('SUCCESS');
@@ -585,7 +608,7 @@ describe('a request redelivered after the terminal fact was stored', () => {
   it('publishes the terminal events again and replays the stored receipt, running nothing', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();
-    const ended = await crashedWhileExecuting(scope, 'fixture.count', 'crash-ended', { n: 1 }, replyInbox, outcomesToStart, [
+    const ended = await leftByCrash(scope, 'fixture.count', 'crash-ended', { n: 1 }, replyInbox, outcomesToStart, [
       { step: 'EXECUTE', execution: { result: 'returned', output: { content: [{ type: 'text', text: '1' }] } } },
       { step: 'SANITIZE', secrets: [] },
       { step: 'FINISH' },
@@ -609,7 +632,7 @@ describe('a request redelivered while its call was executing', () => {
   it('starts a new attempt of a READ call (same ToolCallId, attempt 2) and runs it once', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();
-    const interrupted = await crashedWhileExecuting(scope, 'fixture.count', 'crash-read', { n: 1 }, replyInbox);
+    const interrupted = await leftByCrash(scope, 'fixture.count', 'crash-read', { n: 1 }, replyInbox);
     expect(interrupted.state).toBe('Executing');
     const recorder = recordEvents(scope);
     await messaging.connection.flush();
@@ -629,7 +652,7 @@ describe('a request redelivered while its call was executing', () => {
   it('ends a non-idempotent WRITE Uncertain with ToolEffectUncertain and never runs it again', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();
-    const interrupted = await crashedWhileExecuting(scope, 'fixture.write', 'crash-write', { n: 1 }, replyInbox);
+    const interrupted = await leftByCrash(scope, 'fixture.write', 'crash-write', { n: 1 }, replyInbox);
     const recorder = recordEvents(scope);
     await messaging.connection.flush();
     const reply = await invoke(scope, { toolId: 'fixture.write', arguments: { n: 1 }, idempotencyKey: 'crash-write', replyInbox });

@@ -1,4 +1,4 @@
-import { ToolplaneError, sha256Hex, canonicalJson, type Scope, type ToolInvocation } from '@toolplane/contracts';
+import { ToolplaneError, sha256Hex, canonicalJson, type ApprovalRequested, type Scope, type ToolInvocation } from '@toolplane/contracts';
 import { compareAndSet, insertIfAbsent, type StoreCollection } from '@toolplane/store';
 import type { StoredInvocation } from '../collections.js';
 
@@ -12,7 +12,7 @@ export function invocationDocumentId(scope: Scope, idempotencyKey: string): stri
 
 /** The contract document of a stored one (without `_id` and the processing lease). */
 export function invocationOf(stored: StoredInvocation): ToolInvocation {
-  const { _id: _ignored, leaseUntil: _lease, ...invocation } = stored;
+  const { _id: _ignored, leaseUntil: _lease, outbox: _outbox, ...invocation } = stored;
   return invocation;
 }
 
@@ -60,7 +60,12 @@ export class InvocationStore {
    * Moves the stored document from `previous` (its version and state) to `next`, renewing the processing lease
    * (`release` clears it). Returns `next` with the new version; CONFLICT when another writer got there first.
    */
-  async advance(previous: ToolInvocation, next: ToolInvocation, now: Date, options: { readonly release?: boolean; readonly signal?: AbortSignal } = {}): Promise<ToolInvocation> {
+  async advance(
+    previous: ToolInvocation,
+    next: ToolInvocation,
+    now: Date,
+    options: { readonly release?: boolean; readonly outbox?: readonly ApprovalRequested[]; readonly signal?: AbortSignal } = {},
+  ): Promise<ToolInvocation> {
     const scope = { tenant: previous.tenant, workspace: previous.workspace };
     const { version: _version, ...fields } = next;
     const present = new Set(Object.keys(fields));
@@ -71,7 +76,7 @@ export class InvocationStore {
       {
         id: invocationDocumentId(scope, previous.idempotencyKey),
         expect: { version: previous.version, state: previous.state },
-        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now, next) }) },
+        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now, next) }), ...(options.outbox === undefined ? {} : { outbox: [...options.outbox] }) },
         ...(unset.length === 0 ? {} : { unset: unset as never }),
       },
       options.signal ? { signal: options.signal } : {},

@@ -9,6 +9,7 @@ import {
   type PolicyDecision,
   type Scope,
   type ToolDescriptor,
+  type ApprovalRequested,
   type ToolInvocation,
 } from '@toolplane/contracts';
 import { mcpTargetKey } from '@toolplane/mcp';
@@ -77,7 +78,14 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
         return;
       }
       case 'join': {
-        if (stored === undefined || stored.state === 'AwaitingApproval') return; // the decision resumes it and replies
+        if (stored === undefined) continue;
+        if (stored.state === 'AwaitingApproval') {
+          // The decision resumes it and replies. A redelivery (or a recent repeat) may follow a crash before the
+          // approval was requested: publish the stored request again (the approval service keeps one per id).
+          const outbox = stored.outbox ?? [];
+          if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
+          return;
+        }
         const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
         if (ended === undefined) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
         sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(ended) });
@@ -154,7 +162,9 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
     state = transition.state;
     if (transition.persist === 'required') {
       const settled = isTerminalInvocationState(state.invocation.state) || state.invocation.state === 'AwaitingApproval';
-      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, signal: run.signal });
+      // A parked call keeps its ApprovalRequested in the document: the only copy if the publish below never happens.
+      const outbox = state.invocation.state === 'AwaitingApproval' ? pending.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
+      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, ...(outbox === undefined ? {} : { outbox }), signal: run.signal });
       state = { ...state, invocation: stored };
       await publishEvents(runtime.messaging, pending, run.signal);
       pending = [];
