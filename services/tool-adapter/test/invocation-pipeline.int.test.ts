@@ -397,6 +397,15 @@ describe('the tool adapter', () => {
     expect(await executions(scope)).toBe(0);
   });
 
+  it('takes the scope from the subject: a token for another workspace is AUTHENTICATION_FAILED', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const elsewhere = await freshScope();
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'other-workspace', contextToken: await contextToken(elsewhere) });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'AUTHENTICATION_FAILED' } });
+    expect(await stored(scope, 'other-workspace')).toBeNull();
+    expect(await executions(scope)).toBe(0);
+  });
+
   it('executes a repeated idempotency key once and answers both with the same receipt', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const first = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'once' });
@@ -465,11 +474,17 @@ async function parkGatedCall(scope: Scope, idempotencyKey: string) {
 }
 
 /** Publishes a decision the way the approval service does. */
-async function decide(requested: ApprovalRequested, decision: 'ApprovalGranted' | 'ApprovalRejected' | 'ApprovalExpired'): Promise<void> {
+async function decide(requested: ApprovalRequested, decision: 'ApprovalGranted' | 'ApprovalRejected' | 'ApprovalExpired' | 'ApprovalVoided'): Promise<void> {
   const { metadata, data } = requested;
   const base = { approvalId: data.approvalId, requestHash: data.requestHash };
   const eventData =
-    decision === 'ApprovalGranted' ? { ...base, decidedBy: 'user:bob@acme.example' } : decision === 'ApprovalRejected' ? { ...base, decidedBy: 'user:bob@acme.example', reason: 'not today' } : base;
+    decision === 'ApprovalGranted'
+      ? { ...base, decidedBy: 'user:bob@acme.example' }
+      : decision === 'ApprovalRejected'
+        ? { ...base, decidedBy: 'user:bob@acme.example', reason: 'not today' }
+        : decision === 'ApprovalVoided'
+          ? { ...base, reason: 'DefinitionChanged' }
+          : base;
   const event = ApprovalOutcomeEvent.parse({
     type: decision,
     data: eventData,
@@ -523,6 +538,7 @@ describe('approvals', () => {
   it.each([
     ['ApprovalRejected', 'APPROVAL_REJECTED'],
     ['ApprovalExpired', 'APPROVAL_EXPIRED'],
+    ['ApprovalVoided', 'CONFLICT'],
   ] as const)('ends a parked call Denied on %s with %s, never executing it', { timeout: 60_000 }, async (decision, code) => {
     const scope = await freshScope();
     const { recorder, requested, reply } = await parkGatedCall(scope, `gated-${decision}`);
