@@ -164,9 +164,12 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
       const settled = isTerminalInvocationState(state.invocation.state) || state.invocation.state === 'AwaitingApproval';
       // A parked call keeps its ApprovalRequested in the document: the only copy if the publish below never happens.
       const outbox = state.invocation.state === 'AwaitingApproval' ? pending.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
-      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, ...(outbox === undefined ? {} : { outbox }), signal: run.signal });
+      // How a call ended is recorded even while shutting down (the provider call is over either way): a terminal
+      // write is not given the abort signal, so a stop cannot leave an ended call looking as if it were executing.
+      const signal = isTerminalInvocationState(state.invocation.state) ? undefined : run.signal;
+      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, ...(outbox === undefined ? {} : { outbox }), ...(signal ? { signal } : {}) });
       state = { ...state, invocation: stored };
-      await publishEvents(runtime.messaging, pending, run.signal);
+      await publishEvents(runtime.messaging, pending, signal);
       pending = [];
     }
   }
