@@ -75,6 +75,7 @@ let agentKey: SigningKeyPair;
 let receiptPublicKey: KeyObject;
 let receiptPrivateKey: KeyObject;
 let adapter: RunningService;
+let adapterEnv: Record<string, string>;
 let messaging: Messaging;
 let store: Store;
 let descriptors: TypedKv<ToolDescriptor>;
@@ -93,7 +94,7 @@ beforeAll(async () => {
   receiptPrivateKey = receiptKeys.privateKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
   countFile = path.join(tmp, 'count');
-  adapter = await startService(toolAdapterService, {
+  adapterEnv = {
     NATS_URL: infra.natsUrl,
     MONGODB_URL: infra.mongoUrl,
     MONGODB_DATABASE: infra.dbName,
@@ -102,7 +103,8 @@ beforeAll(async () => {
     TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
     ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     ADAPTER_SIGNING_KEY_ID: receiptKeyId,
-  });
+  };
+  adapter = await startService(toolAdapterService, adapterEnv);
   messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-int-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-int-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
@@ -441,6 +443,20 @@ describe('the tool adapter', () => {
     expect(reply.ok && reply.data.receipt.failure?.message).toContain('incident 42');
     expect((await stored(scope, 'killed'))?.deniedStage).toBe('TENANT_POLICY');
     expect(await executions(scope)).toBe(0);
+  });
+
+  it('never executes one key twice, however many copies reach two replicas at once', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const second = await startService(toolAdapterService, { ...adapterEnv, INSTANCE_ID: 'replica-b' });
+    try {
+      // Distinct message ids, so every copy reaches a replica: only the store can keep them apart.
+      const replies = await Promise.all(Array.from({ length: 6 }, () => invoke(scope, { toolId: 'fixture.count', arguments: { n: 7 }, idempotencyKey: 'many-copies' }, randomUUID())));
+      expect(replies.every((reply) => reply.ok && reply.data.status === 'SUCCESS')).toBe(true);
+      expect(new Set(replies.map((reply) => JSON.stringify(reply))).size).toBe(1);
+      expect(await executions(scope)).toBe(1);
+    } finally {
+      await second.stop();
+    }
   });
 
   it('answers the same key with other arguments with CONFLICT', { timeout: 60_000 }, async () => {
