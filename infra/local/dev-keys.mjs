@@ -5,6 +5,7 @@
 //   node infra/local/dev-keys.mjs            prints the lines (e.g. `> .env` for docker compose)
 //   node infra/local/dev-keys.mjs --file F   writes F once (kept if it exists) and prints nothing
 // Needs the workspaces built (npm run build): it uses @toolplane/sealing's key generators.
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
@@ -15,6 +16,8 @@ export function devKeyEnv() {
     SECRET_BROKER_KEKS: JSON.stringify({ current: 'dev-1', keys: { 'dev-1': generateKek() } }),
     SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': adapter.publicKey }),
     TOOL_ADAPTER_SECRET_KEY: adapter.privateKey,
+    // The tool adapter signs receipts with it (Ed25519, PKCS#8 DER in base64).
+    ADAPTER_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
   };
 }
 
