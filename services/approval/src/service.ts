@@ -1,7 +1,7 @@
 import { ApprovalRequested, RegistryEvent, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
-import { consume, type ConsumerDiagnostic } from '@toolplane/messaging';
-import { baseServiceConfig, millisecondsSetting, type Logger, type ServiceDefinition } from '@toolplane/service-kit';
+import { consume } from '@toolplane/messaging';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { onApprovalRequested } from './approval-requests.js';
 import type { ApprovalRuntime } from './approval-runtime.js';
 import { approvals, collections } from './collections.js';
@@ -31,16 +31,6 @@ export const approvalConsumers = {
 
 // Retryable failures (the store or NATS briefly away) are retried this often before the message is dead-lettered.
 const maxDeliver = 10;
-
-function logConsumerDiagnostic(log: Logger) {
-  return (diagnostic: ConsumerDiagnostic) => {
-    // Sequence numbers and codes only: never the message.
-    const { type } = diagnostic;
-    if (type === 'fetch_failed') log.warn({ type, err: diagnostic.error }, 'consumer problem');
-    else if (type === 'settle_failed') log.warn({ type, streamSequence: diagnostic.streamSequence, action: diagnostic.action, err: diagnostic.error }, 'consumer problem');
-    else log.warn({ type, streamSequence: diagnostic.streamSequence, deliveryCount: diagnostic.deliveryCount, code: diagnostic.reason.code, reason: diagnostic.reason.message }, 'message not handled');
-  };
-}
 
 /** ApprovalService: holds gated invocations for a human decision; owns the Approval aggregate. */
 export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig.parse>> = {

@@ -1,8 +1,8 @@
 import { ApprovalOutcomeEvent, InvocationRequest, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
-import { consume, type ConsumerDiagnostic } from '@toolplane/messaging';
-import { baseServiceConfig, millisecondsSetting, type Logger, type ServiceDefinition } from '@toolplane/service-kit';
+import { consume } from '@toolplane/messaging';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
@@ -52,16 +52,6 @@ export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool
 
 // Retryable failures (the store or NATS briefly away, a call in flight elsewhere) are retried this often.
 const maxDeliver = 10;
-
-function logConsumerDiagnostic(log: Logger) {
-  return (diagnostic: ConsumerDiagnostic) => {
-    // Sequence numbers and codes only: never the message (it holds arguments and a token).
-    const { type } = diagnostic;
-    if (type === 'fetch_failed') log.warn({ type, err: diagnostic.error }, 'consumer problem');
-    else if (type === 'settle_failed') log.warn({ type, streamSequence: diagnostic.streamSequence, action: diagnostic.action, err: diagnostic.error }, 'consumer problem');
-    else log.warn({ type, streamSequence: diagnostic.streamSequence, deliveryCount: diagnostic.deliveryCount, code: diagnostic.reason.code, reason: diagnostic.reason.message }, 'message not handled');
-  };
-}
 
 /** ToolAdapter: runs every invocation request through the governed pipeline; owns the ToolInvocation aggregate and its receipts. */
 export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
