@@ -1,13 +1,21 @@
 import type { CommandGroup } from './command-group.js';
 import { approvalsCommands } from './commands/approvals.js';
+import { auditCommands } from './commands/audit.js';
+import { callsCommands } from './commands/calls.js';
 import { connectionsCommands } from './commands/connections.js';
+import { flowsCommands } from './commands/flows.js';
+import { projectorCommands } from './commands/projector.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
 
 /** The command groups of `toolplane`, in help order: each area (commands/<area>.ts) is listed here. */
 export const commandGroups: readonly CommandGroup[] = [
   approvalsCommands,
+  auditCommands,
+  callsCommands,
   connectionsCommands,
+  flowsCommands,
+  projectorCommands,
   serversCommands,
   toolsCommands,
 ];

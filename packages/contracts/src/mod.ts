@@ -13,6 +13,41 @@ export {
 } from './approval-events.js';
 export { Approval } from './approval-document.js';
 export {
+  AuditChainBreak,
+  AuditChainBreakKind,
+  AuditChainEntry,
+  CallAttemptIdentity,
+  CallAttemptState,
+  CallEventSummary,
+  CallEventType,
+  FlowJournalEntry,
+  FlowJournalEntryType,
+  NumberKey,
+  ProjectionGenerations,
+  ProjectionRebuild,
+  ProjectionRebuildState,
+  RuntimeToolCall,
+  RuntimeToolCallDocument,
+} from './audit-projections.js';
+export {
+  FlowJournalReply,
+  FlowJournalRequest,
+  GetCallReply,
+  GetCallRequest,
+  ListCallsReply,
+  ListCallsRequest,
+  ProjectionStatusReply,
+  ProjectionStatusRequest,
+  RebuildProjectionsRequest,
+  RuntimeToolCallAttemptView,
+  RuntimeToolCallSummary,
+  RuntimeToolCallView,
+  VerifyChainReply,
+  VerifyChainRequest,
+  auditCommandSchemas,
+  auditOperations,
+} from './audit-commands.js';
+export {
   ApprovalReply,
   ApprovalView,
   ApproveApprovalRequest,

@@ -9,6 +9,19 @@ import {
   ShowApprovalRequest,
 } from './approval-commands.js';
 import { ApprovalConsumed, ApprovalExpired, ApprovalGranted, ApprovalRejected, ApprovalRequested, ApprovalVoided } from './approval-events.js';
+import {
+  FlowJournalReply,
+  FlowJournalRequest,
+  GetCallReply,
+  GetCallRequest,
+  ListCallsReply,
+  ListCallsRequest,
+  ProjectionStatusReply,
+  ProjectionStatusRequest,
+  RebuildProjectionsRequest,
+  VerifyChainReply,
+  VerifyChainRequest,
+} from './audit-commands.js';
 import { DeadLetter } from './dead-letter.js';
 import { WireError } from './errors.js';
 import {
@@ -142,6 +155,17 @@ export const wireSchemas = {
   ListToolsReply,
   GetDescriptorRequest,
   GetDescriptorReply,
+  GetCallRequest,
+  GetCallReply,
+  ListCallsRequest,
+  ListCallsReply,
+  FlowJournalRequest,
+  FlowJournalReply,
+  VerifyChainRequest,
+  VerifyChainReply,
+  RebuildProjectionsRequest,
+  ProjectionStatusRequest,
+  ProjectionStatusReply,
 } as const satisfies Record<string, z.ZodType>;
 
 /** The name of a v1 wire message. */

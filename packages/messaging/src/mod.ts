@@ -15,4 +15,5 @@ export { request, type RequestOptions } from './request.js';
 export { serve, type RequestContext, type RequestHandler, type ServeDiagnostic, type ServeHandle, type ServeOptions } from './serve.js';
 export { defaultNakBackoffMs, isRetryableError, retryDelayMs, settle, type Outcome, type RetryPolicy, type Settlement } from './settlement.js';
 export type { MessagingStatus } from './status.js';
+export { consumerProgress, deleteConsumer, streamPosition, type ConsumerProgress, type StreamPosition } from './stream-position.js';
 export { toStreamConfig, streamConfigDiff, type ManagedStreamConfig, type StreamSpec } from './stream-spec.js';

@@ -1,2 +1,2 @@
 export { collections } from './collections.js';
-export { auditProjectorConfig, auditProjectorService } from './service.js';
+export { PROJECTOR_CONSUMER, auditProjectorConfig, auditProjectorService, projectorConsumerSpec, type AuditProjectorConfig } from './service.js';

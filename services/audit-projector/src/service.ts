@@ -1,24 +1,126 @@
-import { streams } from '@toolplane/contracts';
-import { baseServiceConfig, type ServiceDefinition } from '@toolplane/service-kit';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { MAX_EVENT_BYTES, TenantId, eventFilter, streams } from '@toolplane/contracts';
+import { ensureConsumer, type ConsumerSpec, type ServeDiagnostic } from '@toolplane/messaging';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { serveAuditApi } from './api.js';
+import { CallWriter } from './call-writer.js';
+import { ChainWriter } from './chain-writer.js';
 import { collections } from './collections.js';
+import { startProjectionConsumer } from './projection-consumer.js';
+import { RebuildManager } from './rebuild.js';
+
+const count = (fallback: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
 
 /** The audit-projector service's settings. */
-export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 });
+export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend({
+  /** Events written per batch: a call costs one write per batch, whatever its number of events. */
+  AUDIT_PROJECTOR_BATCH_SIZE: count(2000, 10_000),
+  /** How long the first event of a batch waits for more before the batch is written. */
+  AUDIT_PROJECTOR_LINGER_MS: millisecondsSetting(20),
+  /** Events in flight per replica; twice a batch lets the next batch fill while one is written. */
+  AUDIT_PROJECTOR_CONCURRENCY: count(4000, 20_000),
+  /** Deliveries of an event that keeps failing to be written before it is dead-lettered. */
+  AUDIT_PROJECTOR_MAX_DELIVER: count(5, 100),
+  /** The first redelivery delay after a failed write (later ones grow from it). */
+  AUDIT_PROJECTOR_RETRY_DELAY_MS: millisecondsSetting(1000),
+  /** The projector's own bound on an event (canonical JSON bytes); bigger events are dead-lettered. */
+  AUDIT_PROJECTOR_MAX_EVENT_BYTES: count(MAX_EVENT_BYTES, 1_048_576),
+  /** How long stopping lets batches being formed finish before their messages go back for redelivery. */
+  AUDIT_PROJECTOR_STOP_GRACE_MS: millisecondsSetting(5000),
+  /** How long a replica holds a tenant's audit-chain lock at most. */
+  AUDIT_CHAIN_LOCK_MS: millisecondsSetting(15_000),
+  /** The durable consumer the replicas share; another name runs a separate projector (a shard, a test). */
+  AUDIT_PROJECTOR_CONSUMER: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 letters, digits, _ or -')
+    .default('audit-projector'),
+  /** Only this tenant's events (a shard of the projector); all tenants when unset. */
+  AUDIT_PROJECTOR_TENANT: TenantId.optional(),
+  /** How often a rebuild checks its progress and writes its heartbeat. */
+  AUDIT_REBUILD_POLL_MS: millisecondsSetting(500),
+  /** A rebuild without a heartbeat for this long is taken to be dead and may be started again. */
+  AUDIT_REBUILD_STALE_MS: millisecondsSetting(60_000),
+});
+export type AuditProjectorConfig = z.infer<typeof auditProjectorConfig>;
+
+/** The durable consumer every replica of the live projector shares, unless configured otherwise. */
+export const PROJECTOR_CONSUMER = 'audit-projector';
+
+/** The consumer a projector reads the events stream with: all events, or one tenant's. */
+export function projectorConsumerSpec(durableName: string, tenant?: string): ConsumerSpec {
+  return {
+    durableName,
+    description: tenant === undefined ? 'Every lifecycle event, folded into the audit projections.' : `The lifecycle events of ${tenant}, folded into the audit projections.`,
+    ...(tenant === undefined ? {} : { filterSubject: eventFilter({ tenant }) }),
+    // Replicas fetch whole batches: room for several replicas' batches in flight at once.
+    maxAckPending: 20_000,
+  };
+}
 
 /** AuditProjector: folds lifecycle events into RuntimeToolCall records, flow journals and the per-tenant audit chain. */
-export const auditProjectorService: ServiceDefinition<ReturnType<typeof auditProjectorConfig.parse>> = {
+export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
   name: 'audit-projector',
   config: auditProjectorConfig,
   streams: [streams.events, streams.deadLetters],
-  consumers: [
-    {
-      stream: streams.events.name,
-      consumer: {
-        durableName: 'audit-projector',
-        description: 'Every lifecycle event, folded into the audit projections.',
-      },
-    },
-  ],
+  consumers: [{ stream: streams.events.name, consumer: projectorConsumerSpec(PROJECTOR_CONSUMER) }],
   collections,
-  start: () => Promise.resolve(),
+  start: async (context) => {
+    const { config, logger, messaging, store } = context;
+    const onShutdown = (name: string, run: () => Promise<void>) => context.onShutdown(name, run);
+    const holder = config.INSTANCE_ID ?? `audit-projector-${randomUUID()}`;
+    const now = () => new Date();
+    const log = logger.child({ component: 'projector' });
+    const onDiagnostic = logConsumerDiagnostic(log);
+    const delay = config.AUDIT_PROJECTOR_RETRY_DELAY_MS;
+    const consumerSettings = {
+      batchSize: config.AUDIT_PROJECTOR_BATCH_SIZE,
+      lingerMs: config.AUDIT_PROJECTOR_LINGER_MS,
+      concurrency: Math.max(config.AUDIT_PROJECTOR_CONCURRENCY, config.AUDIT_PROJECTOR_BATCH_SIZE),
+      maxDeliver: config.AUDIT_PROJECTOR_MAX_DELIVER,
+      nakBackoffMs: [delay, 5 * delay, 15 * delay, 30 * delay],
+      maxEventBytes: config.AUDIT_PROJECTOR_MAX_EVENT_BYTES,
+      stopGraceMs: config.AUDIT_PROJECTOR_STOP_GRACE_MS,
+      onDiagnostic,
+      onWriteFailure: (err: unknown, events: number) => log.warn({ err, events }, 'writing a batch failed'),
+    };
+    const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, config.AUDIT_PROJECTOR_TENANT);
+    await ensureConsumer(messaging, streams.events.name, consumer);
+    const live = await startProjectionConsumer({
+      ...consumerSettings,
+      messaging,
+      stream: streams.events.name,
+      consumer: consumer.durableName,
+      writers: { store, calls: new CallWriter(store), chain: new ChainWriter(store, { holder, lockLeaseMs: config.AUDIT_CHAIN_LOCK_MS, now }) },
+      target: { kind: 'live' },
+    });
+    onShutdown('projection consumer', () => live.stop());
+
+    const rebuilds = new RebuildManager({
+      messaging,
+      store,
+      holder,
+      now,
+      pollMs: config.AUDIT_REBUILD_POLL_MS,
+      staleMs: config.AUDIT_REBUILD_STALE_MS,
+      consumer: consumerSettings,
+      consumerSpec: (generation) => ({ ...consumer, durableName: `${consumer.durableName}-rebuild-g${generation}`, deliverPolicy: 'all' }),
+      onFailure: (err) => log.error({ err }, 'rebuild failed'),
+    });
+    onShutdown('rebuild', () => rebuilds.stop());
+
+    const apiLog = logger.child({ component: 'api' });
+    const handles = await serveAuditApi(messaging, {
+      store,
+      rebuilds,
+      onDiagnostic: (diagnostic: ServeDiagnostic) => {
+        const { error: err, ...rest } = { error: undefined as unknown, ...diagnostic };
+        apiLog.debug({ ...rest, err }, `api ${diagnostic.type}`);
+      },
+    });
+    onShutdown('audit api', async () => {
+      await Promise.all(handles.map((handle) => handle.stop()));
+    });
+    log.info({ holder, batchSize: consumerSettings.batchSize, concurrency: consumerSettings.concurrency }, 'projecting lifecycle events');
+  },
 };

@@ -1,0 +1,121 @@
+import { InvocationState, ToolplaneError, auditCommandSchemas, type RuntimeToolCallSummary, type RuntimeToolCallView } from '@toolplane/contracts';
+import type { CommandGroup } from '../command-group.js';
+import { formatFields, formatTable } from '../output.js';
+
+// `toolplane calls …`: the RuntimeToolCall projection, one document per logical tool call, in the caller's
+// scope. It holds ids, states, times and hashes; never arguments or results.
+
+/** `--state executing|observed|failed|…`, any case. */
+export function parseState(value: string): InvocationState {
+  const state = InvocationState.options.find((option) => option.toLowerCase() === value.trim().toLowerCase());
+  if (state === undefined) throw new ToolplaneError('INVALID_ARGUMENT', `--state must be one of ${InvocationState.options.map((option) => option.toLowerCase()).join(', ')}`);
+  return state;
+}
+
+/** `--limit 1..200`. */
+export function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ToolplaneError('INVALID_ARGUMENT', '--limit must be a whole number from 1 to 200');
+  return limit;
+}
+
+const units: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--since` as an ISO 8601 time or an age such as `15m`, `2h` or `7d` (before now). */
+export function parseSince(value: string, now: () => number = Date.now): string {
+  const age = /^(\d+)([smhd])$/.exec(value.trim());
+  if (age) return new Date(now() - Number(age[1]) * (units[age[2] as string] as number)).toISOString();
+  const at = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at)) throw new ToolplaneError('INVALID_ARGUMENT', '--since must be an ISO 8601 time (2026-03-01T10:00:00Z) or an age such as 15m, 2h, 7d');
+  return new Date(at).toISOString();
+}
+
+function tool(call: Pick<RuntimeToolCallSummary, 'toolId' | 'toolVersion'>): string {
+  return call.toolVersion === undefined ? call.toolId : `${call.toolId}@${call.toolVersion}`;
+}
+
+function failureText(failure: RuntimeToolCallSummary['failure']): string | undefined {
+  if (failure === undefined) return undefined;
+  return `${failure.code}${failure.providerErrorType === undefined ? '' : ` (${failure.providerErrorType})`}: ${failure.message}`;
+}
+
+function callFields(call: RuntimeToolCallView): string {
+  const fields = formatFields([
+    ['tool call', call.toolCallId],
+    ['state', call.state],
+    ['tool', tool(call)],
+    ['attempts', call.attemptCount],
+    ['invocation', call.invocationId],
+    ['principal', call.principal],
+    ['agent', call.agentId === undefined ? undefined : `${call.agentId}${call.agentRevision === undefined ? '' : `@${call.agentRevision}`}`],
+    ['started at', call.startedAt],
+    ['ended at', call.endedAt],
+    ['duration ms', call.durationMs],
+    ['failure', failureText(call.failure)],
+    ['side effect', call.sideEffectClass],
+    ['risk', call.riskClass],
+    ['approval', call.approvalId],
+    ['policy decision', call.policyDecisionId],
+    ['flow run', call.flowRunId],
+    ['work item', call.workItemId],
+    ['correlation', call.correlationId],
+    ['causation', call.causationId],
+    ['request hash', call.requestHash],
+    ['arguments hash', call.argumentsHash],
+    ['result hash', call.resultHash],
+    ['first event', call.firstEventAt],
+    ['last event', call.lastEventAt],
+  ]);
+  const attempts = formatTable(
+    ['ATTEMPT', 'INVOCATION', 'STATE', 'SEQ', 'STARTED', 'ENDED', 'MS', 'FAILURE'],
+    call.attempts.map((attempt) => [attempt.attempt, attempt.invocationId, attempt.state, attempt.highestSequence, attempt.startedAt, attempt.endedAt, attempt.durationMs, attempt.failure?.code]),
+  );
+  return `${fields}\n${attempts}`;
+}
+
+/** `toolplane calls show|list`: logical tool calls of the workspace. */
+export const callsCommands: CommandGroup = (program, context) => {
+  const calls = program.command('calls').description('Inspect tool calls of the workspace (one record per logical call, across its attempts).');
+
+  calls
+    .command('show')
+    .description('show one tool call: state, attempts, times, failure, ids and hashes')
+    .argument('<toolCallId>', 'the logical tool call id')
+    .action(async (toolCallId: string) => {
+      const ctx = context();
+      const reply = await ctx.call('audit', 'getCall', auditCommandSchemas.getCall, { toolCallId });
+      ctx.print(reply.call, () => callFields(reply.call));
+    });
+
+  calls
+    .command('list')
+    .description('list tool calls of the workspace, latest activity first')
+    .option('--run <id>', 'only calls of this FlowRun')
+    .option('--agent <id>', 'only calls made by this agent')
+    .option('--tool <id>', 'only calls of this tool')
+    .option('--state <state>', `only calls whose latest attempt is in this state (${InvocationState.options.map((option) => option.toLowerCase()).join(', ')})`, parseState)
+    .option('--correlation <id>', 'only calls with this correlation id')
+    .option('--since <time>', 'only calls active since this time (ISO 8601, or an age such as 15m, 2h, 7d)', (value: string) => parseSince(value))
+    .option('--limit <n>', 'at most this many (1-200, default 50)', parseLimit)
+    .option('--cursor <cursor>', 'continue after the previous page (its "next" cursor)')
+    .action(async (options: { run?: string; agent?: string; tool?: string; state?: InvocationState; correlation?: string; since?: string; limit?: number; cursor?: string }) => {
+      const ctx = context();
+      const page = await ctx.call('audit', 'listCalls', auditCommandSchemas.listCalls, {
+        ...(options.run === undefined ? {} : { flowRunId: options.run }),
+        ...(options.agent === undefined ? {} : { agentId: options.agent }),
+        ...(options.tool === undefined ? {} : { toolId: options.tool }),
+        ...(options.state === undefined ? {} : { state: options.state }),
+        ...(options.correlation === undefined ? {} : { correlationId: options.correlation }),
+        ...(options.since === undefined ? {} : { since: options.since }),
+        ...(options.limit === undefined ? {} : { limit: options.limit }),
+        ...(options.cursor === undefined ? {} : { after: options.cursor }),
+      });
+      ctx.print(page, () => {
+        const table = formatTable(
+          ['TOOL CALL', 'STATE', 'TOOL', 'ATTEMPTS', 'AGENT', 'DURATION MS', 'LAST EVENT', 'FAILURE'],
+          page.items.map((item) => [item.toolCallId, item.state, tool(item), item.attemptCount, item.agentId, item.durationMs, item.lastEventAt, item.failure?.code]),
+        );
+        return page.next === null ? table : `${table}more: --cursor ${page.next}\n`;
+      });
+    });
+};

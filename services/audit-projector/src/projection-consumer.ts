@@ -1,0 +1,91 @@
+// A pull consumer of the events stream feeding the batch queue: any number of replicas share one durable
+// consumer. A message is acknowledged only once the batch holding its event was written. A message that is not
+// a valid event, or that the projector refuses, is dead-lettered at once with its reason; a write that keeps
+// failing is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on.
+import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode } from '@toolplane/contracts';
+import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging } from '@toolplane/messaging';
+import { BatchQueue } from './batch-queue.js';
+import { acceptEvent, type AcceptedEvent } from './event-checks.js';
+import { groupOfEvent, writeBatch, type ProjectorWriters, type Target } from './projector.js';
+
+/** How a projection consumer runs. */
+export interface ProjectionConsumerOptions {
+  readonly messaging: Messaging;
+  readonly stream: string;
+  /** The durable consumer (declared beforehand). */
+  readonly consumer: string;
+  readonly writers: ProjectorWriters;
+  readonly target: Target;
+  readonly batchSize: number;
+  readonly lingerMs: number;
+  /** Messages in flight in this process: at least a batch, so the next batch fills while one is written. */
+  readonly concurrency: number;
+  readonly maxDeliver: number;
+  readonly nakBackoffMs: readonly number[];
+  readonly maxEventBytes: number;
+  /** How long stopping lets batches already being formed finish before their messages are handed back. */
+  readonly stopGraceMs: number;
+  readonly signal?: AbortSignal;
+  readonly onDiagnostic?: (diagnostic: ConsumerDiagnostic) => void;
+  /** A batch (or a group retried on its own) could not be written. */
+  readonly onWriteFailure?: (error: unknown, events: number) => void;
+}
+
+/** A running projection consumer. */
+export interface ProjectionConsumer {
+  /** Stops pulling, lets the batch being written finish, hands waiting messages back for redelivery. */
+  stop(): Promise<void>;
+  readonly handle: ConsumerHandle;
+}
+
+/** A write failure keeps its code but becomes retryable, so its message is redelivered up to the limit. */
+function retryable(error: unknown): unknown {
+  if (!hasErrorCode(error)) return new ToolplaneError('INTERNAL', 'projecting the event failed', { retryable: true, cause: error });
+  if (error.code === 'INVALID_ARGUMENT' || error.code === 'CANCELLED' || isRetryableError(error)) return error;
+  return new ToolplaneError(error.code, error.message, { retryable: true, cause: error });
+}
+
+/** Starts consuming into the projections. */
+export async function startProjectionConsumer(options: ProjectionConsumerOptions): Promise<ProjectionConsumer> {
+  const queue = new BatchQueue<AcceptedEvent>({
+    maxItems: options.batchSize,
+    lingerMs: options.lingerMs,
+    write: async (items) => {
+      try {
+        await writeBatch(options.writers, options.target, items);
+      } catch (error) {
+        options.onWriteFailure?.(error, items.length);
+        throw error;
+      }
+    },
+    groupOf: (accepted) => groupOfEvent(accepted.event),
+    isolate: (error) => !isRetryableError(error),
+  });
+  const handle = await consume(options.messaging, {
+    stream: options.stream,
+    consumer: options.consumer,
+    schema: LifecycleEvent,
+    deadLetterSubject: deadLetterSubject(options.stream, options.consumer),
+    maxDeliver: options.maxDeliver,
+    nakBackoffMs: options.nakBackoffMs,
+    concurrency: options.concurrency,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
+    handler: async (event, context) => {
+      // Refusals are not retryable: the consumer dead-letters the message with this reason.
+      const accepted = acceptEvent(event, context.subject, options.maxEventBytes);
+      try {
+        await queue.add(accepted, context.signal);
+      } catch (error) {
+        throw retryable(error);
+      }
+    },
+  });
+  return {
+    handle,
+    stop: async () => {
+      await handle.stop({ graceMs: options.stopGraceMs });
+      await queue.close(new ToolplaneError('CANCELLED', 'the projection consumer stopped'));
+    },
+  };
+}
