@@ -18,7 +18,8 @@ import {
  * What an agent runtime publishes to `tp.v1.inv.{tenant}.{workspace}.request` to call a tool. The body names no
  * tenant, workspace or principal: scope comes from the subject (which NATS permissions pin to the publisher's
  * credential) and identity from the verified context token, so nothing the model writes can change either.
- * Strict: an unknown key, including a `tenant` or `workspace`, makes the whole request invalid.
+ * A `tenant` or `workspace` in the body is tolerated and ignored (runtimes that echo their scope are not refused);
+ * every other unknown key, a `principal` included, makes the whole request invalid.
  */
 export const InvocationRequest = z
   .strictObject({
@@ -48,6 +49,10 @@ export const InvocationRequest = z
     deadline: IsoDateTime.optional(),
     /** A token the runtime listens on: the reply goes to `tp.v1.rpl.{tenant}.{workspace}.{replyInbox}`. */
     replyInbox: z.string().regex(SUBJECT_TOKEN_PATTERN).optional(),
+    /** Ignored: the scope is the subject's. Accepted so that a body naming a scope is not refused, never read. */
+    tenant: z.string().max(256).optional().meta({ description: 'Ignored: the tenant is always the subject’s.' }),
+    /** Ignored: the scope is the subject's. */
+    workspace: z.string().max(256).optional().meta({ description: 'Ignored: the workspace is always the subject’s.' }),
   })
   .superRefine((request, ctx) => {
     if (request.idempotencyKey === undefined && (request.durableExecutionId === undefined || request.agentRevision === undefined)) {

@@ -26,10 +26,15 @@ describe('InvocationRequest', () => {
     ).toBe(true);
   });
 
-  it('cannot express a tenant, workspace or principal: unknown keys make it invalid', () => {
-    for (const extra of [{ tenant: 'other' }, { workspace: 'other' }, { principal: 'root' }, { scope: { tenant: 'other' } }, { foo: 1 }]) {
+  it('cannot express a principal or any other unknown key: they make it invalid', () => {
+    for (const extra of [{ principal: 'root' }, { scope: { tenant: 'other' } }, { agentId: 'root' }, { foo: 1 }]) {
       expect(accepts({ ...request, ...extra }), JSON.stringify(extra)).toBe(false);
     }
+  });
+
+  it('tolerates a tenant or workspace in the body, which never changes the message id (the subject decides)', () => {
+    const parsed = InvocationRequest.parse({ ...request, tenant: 'other', workspace: 'elsewhere' });
+    expect(invocationRequestMsgId(scope, parsed)).toBe(invocationRequestMsgId(scope, InvocationRequest.parse(request)));
   });
 
   it('needs an idempotency key or both inputs to derive one', () => {

@@ -2,6 +2,27 @@
 // stream definitions, canonical JSON and hashing, and the error taxonomy.
 export { abortError, raceAbort, sleep, throwIfAborted, withDeadline } from './abort.js';
 export {
+  AgentProfileInput,
+  AgentProfileReply,
+  DeleteAgentProfileReply,
+  DeleteAgentProfileRequest,
+  GetAgentProfileRequest,
+  GetTenantPolicyRequest,
+  ListAgentProfilesReply,
+  ListAgentProfilesRequest,
+  LookupInvocationReply,
+  LookupInvocationRequest,
+  POLICY_ADMIN_ROLE,
+  PutAgentProfileRequest,
+  PutTenantPolicyRequest,
+  ReconcileInvocationReply,
+  ReconcileInvocationRequest,
+  TenantPolicyInput,
+  TenantPolicyReply,
+  adapterCommandSchemas,
+  adapterOperations,
+} from './adapter-commands.js';
+export {
   ApprovalConsumed,
   ApprovalExpired,
   ApprovalGranted,

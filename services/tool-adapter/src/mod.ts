@@ -1,7 +1,6 @@
 export { toolAdapterConfig, toolAdapterConsumers, toolAdapterService, type ToolAdapterConfig } from './service.js';
 export { agentProfileId, agentProfiles, collections, tenantPolicies, toolInvocations, type StoredAgentProfile, type StoredInvocation, type StoredTenantPolicy } from './collections.js';
 export { invocationDocumentId } from './adapters/invocation-store.js';
-export { adapterOperations } from './app/effective-tool-set.js';
 export { descriptorBucket } from './adapters/descriptor-cache.js';
 // The pure core of the governed pipeline (no I/O; clock, ids, keys and secrets come in as arguments).
 export {

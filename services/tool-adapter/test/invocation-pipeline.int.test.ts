@@ -31,6 +31,7 @@ import {
   subjectOfEvent,
   streams,
   ToolplaneError,
+  adapterOperations,
   type AgentProfile,
   type ApprovalRequested,
   type Scope,
@@ -42,7 +43,6 @@ import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import {
-  adapterOperations,
   advancePipeline,
   agentProfileId,
   agentProfiles,

@@ -1,13 +1,7 @@
-import { EffectiveToolSet, EffectiveToolSetRequest, commandFilter, scopeOfSubject } from '@toolplane/contracts';
+import { EffectiveToolSet, EffectiveToolSetRequest, adapterOperations, commandFilter, scopeOfSubject } from '@toolplane/contracts';
 import { serve, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import { effectiveTools } from '../core/effective-tools.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
-
-/**
- * The adapter's request/reply operations (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`). Kept here until
- * the contracts package names them next to their schemas.
- */
-export const adapterOperations = { effectiveTools: 'effectiveTools' } as const;
 
 /**
  * Answers which tools a model may see: the descriptors of the scope (from the read model) through the same agent

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { InvocationResult } from './invocation-result.js';
+import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, TenantPolicy } from './policy.js';
+import { ExternalId, IdempotencyKey, InvocationId, ToolCallId, boundedText } from './primitives.js';
+import { InvocationState } from './states.js';
+
+// Request/reply contracts of the tool adapter (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`). Scope comes
+// from the subject, never from a body. Agent runtimes (effectiveTools, lookupInvocation) send their signed context
+// token in the body, as they do with invocation requests; humans (reconcile and the policy operations) send an
+// operator token in the AUTHORIZATION_HEADER (`Bearer <token>`).
+
+/** The tool adapter's request/reply operations, as they appear in command subjects. */
+export const adapterOperations = {
+  effectiveTools: 'effectiveTools',
+  lookupInvocation: 'lookupInvocation',
+  reconcile: 'reconcile',
+  getAgentProfile: 'getAgentProfile',
+  listAgentProfiles: 'listAgentProfiles',
+  putAgentProfile: 'putAgentProfile',
+  deleteAgentProfile: 'deleteAgentProfile',
+  getTenantPolicy: 'getTenantPolicy',
+  putTenantPolicy: 'putTenantPolicy',
+} as const;
+
+/** The role an operator token must carry to change agent profiles and the tenant policy, and to reconcile calls. */
+export const POLICY_ADMIN_ROLE = 'policy-admin';
+
+const contextToken = z
+  .string()
+  .max(16_384)
+  .regex(/^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,4}$/);
+
+/**
+ * `expectedVersion` of a put or delete: absent writes whatever is stored, 0 only creates (CONFLICT when a document
+ * exists), n only replaces version n (CONFLICT otherwise), so two operators never overwrite each other unseen.
+ */
+const ExpectedVersion = z.number().int().nonnegative();
+
+/**
+ * Asks for an invocation by its idempotency key, as the agent runtime that sent it: how a runtime whose reply was
+ * lost recovers the receipt instead of invoking again. Answered only to a token of the same principal and agent.
+ */
+export const LookupInvocationRequest = z
+  .strictObject({ contextToken, idempotencyKey: IdempotencyKey })
+  .meta({ description: 'Looks up an invocation by idempotency key; the reply carries its result once it is terminal.' });
+export type LookupInvocationRequest = z.infer<typeof LookupInvocationRequest>;
+
+/** Where an invocation is: its ids and state, and once terminal the same result (and receipt) its reply carried. */
+export const LookupInvocationReply = z
+  .strictObject({
+    toolCallId: ToolCallId,
+    invocationId: InvocationId,
+    attempt: z.number().int().positive(),
+    state: InvocationState,
+    result: InvocationResult.optional(),
+  })
+  .meta({ description: 'An invocation found by idempotency key: state, and the result with its receipt when terminal.' });
+export type LookupInvocationReply = z.infer<typeof LookupInvocationReply>;
+
+/**
+ * Settles an Uncertain call after an operator checked the provider: the effect was observed (Observed) or did not
+ * happen (Failed). The operator (from the token) and the reason are recorded in the invocation and its receipt.
+ */
+export const ReconcileInvocationRequest = z
+  .strictObject({ toolCallId: ToolCallId, outcome: z.enum(['observed', 'failed']), reason: boundedText(1024) })
+  .meta({ description: 'Settles an Uncertain invocation as observed or failed, with the operator and reason recorded.' });
+export type ReconcileInvocationRequest = z.infer<typeof ReconcileInvocationRequest>;
+
+/** The settled invocation's result with its newly signed receipt. */
+export const ReconcileInvocationReply = z.strictObject({ result: InvocationResult });
+export type ReconcileInvocationReply = z.infer<typeof ReconcileInvocationReply>;
+
+/** What an operator writes of an agent profile; scope, author, time and version are the adapter's. */
+export const AgentProfileInput = AgentProfile.omit({ tenant: true, workspace: true, updatedBy: true, updatedAt: true, version: true }).strict();
+export type AgentProfileInput = z.infer<typeof AgentProfileInput>;
+
+export const GetAgentProfileRequest = z.strictObject({ agentId: ExternalId });
+export type GetAgentProfileRequest = z.infer<typeof GetAgentProfileRequest>;
+
+export const AgentProfileReply = z.strictObject({ profile: AgentProfile });
+export type AgentProfileReply = z.infer<typeof AgentProfileReply>;
+
+export const ListAgentProfilesRequest = z.strictObject({
+  limit: z.number().int().min(1).max(200).default(50),
+  /** The `next` of the previous page. */
+  after: z.string().min(1).max(2048).optional(),
+});
+export type ListAgentProfilesRequest = z.infer<typeof ListAgentProfilesRequest>;
+
+export const ListAgentProfilesReply = z.strictObject({ items: z.array(AgentProfile), next: z.string().nullable() });
+export type ListAgentProfilesReply = z.infer<typeof ListAgentProfilesReply>;
+
+export const PutAgentProfileRequest = z
+  .strictObject({ profile: AgentProfileInput, expectedVersion: ExpectedVersion.optional() })
+  .meta({ description: 'Creates or replaces the agent profile of one agent in the subject’s workspace.' });
+export type PutAgentProfileRequest = z.infer<typeof PutAgentProfileRequest>;
+
+export const DeleteAgentProfileRequest = z.strictObject({ agentId: ExternalId, expectedVersion: ExpectedVersion.optional() });
+export type DeleteAgentProfileRequest = z.infer<typeof DeleteAgentProfileRequest>;
+
+export const DeleteAgentProfileReply = z.strictObject({ agentId: ExternalId, deleted: z.boolean() });
+export type DeleteAgentProfileReply = z.infer<typeof DeleteAgentProfileReply>;
+
+/** What an operator writes of the tenant policy; the tenant, author, time and version are the adapter's. */
+export const TenantPolicyInput = TenantPolicy.omit({ tenant: true, updatedBy: true, updatedAt: true, version: true }).strict();
+export type TenantPolicyInput = z.infer<typeof TenantPolicyInput>;
+
+export const GetTenantPolicyRequest = z.strictObject({});
+export type GetTenantPolicyRequest = z.infer<typeof GetTenantPolicyRequest>;
+
+/** The tenant's policy; `isDefault` when none was written and the adapter applies its default. */
+export const TenantPolicyReply = z.strictObject({ policy: TenantPolicy, isDefault: z.boolean() });
+export type TenantPolicyReply = z.infer<typeof TenantPolicyReply>;
+
+export const PutTenantPolicyRequest = z
+  .strictObject({ policy: TenantPolicyInput, expectedVersion: ExpectedVersion.optional() })
+  .meta({ description: 'Creates or replaces the policy of the subject’s tenant (all its workspaces).' });
+export type PutTenantPolicyRequest = z.infer<typeof PutTenantPolicyRequest>;
+
+/** Each operation's request and reply contract, for callers (`call(service, operation, schemas, body)`). */
+export const adapterCommandSchemas = {
+  effectiveTools: { request: EffectiveToolSetRequest, reply: EffectiveToolSet },
+  lookupInvocation: { request: LookupInvocationRequest, reply: LookupInvocationReply },
+  reconcile: { request: ReconcileInvocationRequest, reply: ReconcileInvocationReply },
+  getAgentProfile: { request: GetAgentProfileRequest, reply: AgentProfileReply },
+  listAgentProfiles: { request: ListAgentProfilesRequest, reply: ListAgentProfilesReply },
+  putAgentProfile: { request: PutAgentProfileRequest, reply: AgentProfileReply },
+  deleteAgentProfile: { request: DeleteAgentProfileRequest, reply: DeleteAgentProfileReply },
+  getTenantPolicy: { request: GetTenantPolicyRequest, reply: TenantPolicyReply },
+  putTenantPolicy: { request: PutTenantPolicyRequest, reply: TenantPolicyReply },
+} as const satisfies Record<keyof typeof adapterOperations, { request: z.ZodType; reply: z.ZodType }>;
