@@ -14,6 +14,7 @@ import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
+import { serveInvocationLookup } from './app/invocation-lookup.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
 import { agentProfiles, collections, rateSlots, tenantPolicies, toolInvocations } from './collections.js';
@@ -147,5 +148,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
 
     const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
     context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));
+    const lookups = await serveInvocationLookup({ ...runtime, logger: logger.child({ component: 'invocation-lookup' }) });
+    context.onShutdown('invocation-lookup', () => lookups.stop({ graceMs: 2_000 }));
   },
 };

@@ -1,0 +1,51 @@
+import {
+  LookupInvocationReply,
+  LookupInvocationRequest,
+  ToolplaneError,
+  adapterOperations,
+  commandFilter,
+  isTerminalInvocationState,
+  scopeOfSubject,
+} from '@toolplane/contracts';
+import { serve, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
+import { invocationOf } from '../adapters/invocation-store.js';
+import { invocationResultOf } from '../core/invocation-pipeline.js';
+import type { InvocationRuntime } from './invocation-runtime.js';
+
+/**
+ * Answers `adapter.lookupInvocation`: where the caller's invocation under an idempotency key is, and once it ended
+ * the same result and receipt its reply carried. This is how a runtime whose reply was lost recovers the outcome
+ * without invoking again. Only the principal and agent that made the call get an answer; anyone else (another agent
+ * of the workspace included) gets NOT_FOUND, exactly as for a key nobody used, so keys reveal nothing.
+ */
+export async function serveInvocationLookup(runtime: InvocationRuntime, signal?: AbortSignal): Promise<ServeHandle> {
+  return serve(runtime.messaging, {
+    subject: commandFilter('adapter', { operation: adapterOperations.lookupInvocation }),
+    queue: 'tool-adapter',
+    requestSchema: LookupInvocationRequest,
+    replySchema: LookupInvocationReply,
+    ...(signal ? { signal } : {}),
+    onDiagnostic: (diagnostic: ServeDiagnostic) => {
+      if (diagnostic.type === 'handler_failed' || diagnostic.type === 'invalid_request' || diagnostic.type === 'invalid_reply') {
+        runtime.logger.info({ subject: diagnostic.subject, code: diagnostic.reply.code, reason: diagnostic.reply.message }, 'invocation lookup refused');
+      } else runtime.logger.warn({ type: diagnostic.type, subject: diagnostic.subject, err: diagnostic.error }, 'invocation lookup responder problem');
+    },
+    handler: async (request, context) => {
+      const scope = scopeOfSubject(context.subject);
+      const claims = await runtime.verifier.verify(request.contextToken, { ...scope, kind: 'agent' });
+      const stored = await runtime.invocations.find(scope, request.idempotencyKey, context.signal);
+      if (stored === undefined || stored.principal !== claims.principal || stored.agentId !== claims.agentId) {
+        throw new ToolplaneError('NOT_FOUND', 'no invocation of this agent holds that idempotency key');
+      }
+      const invocation = invocationOf(stored);
+      const ended = isTerminalInvocationState(invocation.state) && invocation.receipt !== undefined;
+      return {
+        toolCallId: invocation.toolCallId,
+        invocationId: invocation.invocationId,
+        attempt: invocation.attempt,
+        state: invocation.state,
+        ...(ended ? { result: invocationResultOf(invocation) } : {}),
+      };
+    },
+  });
+}
