@@ -5,3 +5,4 @@ export { lifetimeSeconds, type Lifetime } from './durations.js';
 export { issueToken, type IssueTokenOptions, type SigningKey } from './issue-token.js';
 export { generateSigningKeyPair, type SigningKeyPair } from './signing-keys.js';
 export { createTokenVerifier, type ClaimsOf, type ExpectedToken, type TokenVerifier, type TokenVerifierOptions } from './token-verifier.js';
+export { verifyOperator, type OperatorRequirement } from './verify-operator.js';

@@ -16,7 +16,7 @@ import {
   type Scope,
   type ShowApprovalRequest,
 } from '@toolplane/contracts';
-import { bearerTokenOf, type TokenVerifier } from '@toolplane/auth';
+import { verifyOperator, type TokenVerifier } from '@toolplane/auth';
 import { serve, type RequestContext, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import type { Decider } from './approval-core.js';
 import { runCommand, type ApprovalRuntime } from './approval-runtime.js';
@@ -40,10 +40,8 @@ interface Replies {
 type Handler<O extends Operation> = (request: Requests[O], scope: Scope, context: RequestContext) => Promise<Replies[O]>;
 
 /** The operator behind a request: its verified token's claims, or AUTHENTICATION_FAILED. */
-async function operatorOf(verifier: TokenVerifier, scope: Scope, context: RequestContext): Promise<OperatorClaims> {
-  const token = bearerTokenOf(context.headers);
-  if (token === undefined) throw new ToolplaneError('AUTHENTICATION_FAILED', 'no operator token: send one as "Authorization: Bearer <token>"');
-  return verifier.verify(token, { ...scope, kind: 'human' });
+function operatorOf(verifier: TokenVerifier, scope: Scope, context: RequestContext): Promise<OperatorClaims> {
+  return verifyOperator(verifier, scope, context.headers);
 }
 
 function deciderOf(claims: OperatorClaims): Decider {
