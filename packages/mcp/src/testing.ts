@@ -18,6 +18,8 @@ export const FixtureServer = {
   mutable: 'mutable',
   /** big_result (10 MB), slow, fails (isError), deep_schema, garbage on stdout, exit. */
   hostile: 'hostile',
+  /** reveal_env, reveal_header: a credential it was given, verbatim and encoded, with its length and hash ($COUNT_FILE). */
+  secretEcho: 'secret-echo',
 } as const;
 /** The name of a fixture server. */
 export type FixtureServer = (typeof FixtureServer)[keyof typeof FixtureServer];

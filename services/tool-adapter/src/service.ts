@@ -1,4 +1,4 @@
-import { ApprovalOutcomeEvent, InvocationRequest, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
+import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume } from '@toolplane/messaging';
@@ -6,6 +6,7 @@ import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type Ser
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
+import { secretBrokerLeaser } from './adapters/credential-leaser.js';
 import { createDescriptorCache } from './adapters/descriptor-cache.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
@@ -20,6 +21,7 @@ import type { InvocationRuntime } from './app/invocation-runtime.js';
 import { agentProfiles, collections, rateSlots, tenantPolicies, toolInvocations } from './collections.js';
 import { ArgumentValidators } from './core/argument-validation.js';
 import { receiptSigner } from './core/receipts.js';
+import { SealingKeySetting } from './sealing-key-setting.js';
 import { SigningKeySetting } from './signing-key-setting.js';
 
 /** The tool-adapter service's settings. */
@@ -41,6 +43,15 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   ADAPTER_REGISTRY_TIMEOUT_MS: millisecondsSetting(5_000),
   /** How long the adapter waits for the approval service to consume a granted approval. */
   ADAPTER_APPROVAL_TIMEOUT_MS: millisecondsSetting(5_000),
+  /**
+   * The X25519 private key the secret broker seals credential leases to (base64url, the private half of this
+   * adapter's entry in SECRET_BROKER_RECIPIENTS). Unset: calls of tools that need credentials are refused, with a warning.
+   */
+  TOOL_ADAPTER_SECRET_KEY: SealingKeySetting.optional(),
+  /** This adapter's recipient key id in SECRET_BROKER_RECIPIENTS. */
+  TOOL_ADAPTER_SECRET_KEY_ID: SealingKeyId.default('tool-adapter'),
+  /** How long one lease request waits for the secret broker (asked again until the call's deadline). */
+  ADAPTER_SECRET_BROKER_TIMEOUT_MS: millisecondsSetting(5_000),
   /** Requests handled at once by this replica. */
   ADAPTER_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').default(32),
 });
@@ -84,6 +95,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       logger.warn('ADAPTER_SIGNING_KEY is unset: receipts are signed with an ephemeral key no verifier knows');
       signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, keyId: undefined };
     }
+    if (config.TOOL_ADAPTER_SECRET_KEY === undefined) logger.warn('TOOL_ADAPTER_SECRET_KEY is unset: calls of tools that need credentials will be refused');
     const clock = () => new Date();
 
     const descriptorLog = logger.child({ component: 'descriptors' });
@@ -109,6 +121,10 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
       executor: new McpExecutor(pool),
       approvals: approvalServiceGateway(messaging, config.ADAPTER_APPROVAL_TIMEOUT_MS),
+      leaser:
+        config.TOOL_ADAPTER_SECRET_KEY === undefined
+          ? undefined
+          : secretBrokerLeaser(messaging, { recipient: { keyId: config.TOOL_ADAPTER_SECRET_KEY_ID, privateKey: config.TOOL_ADAPTER_SECRET_KEY }, timeoutMs: config.ADAPTER_SECRET_BROKER_TIMEOUT_MS }),
       validators: new ArgumentValidators(),
       policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
       rateCounters,

@@ -12,20 +12,40 @@ import {
   type ApprovalRequested,
   type ToolInvocation,
 } from '@toolplane/contracts';
-import { mcpTargetKey } from '@toolplane/mcp';
+import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
+import { failpoint } from '@toolplane/service-kit';
 import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, terminalEventsOf, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
 import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
+import { targetOf } from '../core/credential-injection.js';
+import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents, sendReply } from './publishing.js';
 
 // The I/O side of the governed pipeline. The core decides every step (advancePipeline accepts only the outcome of
 // the stage that comes next); this file performs the stages, persists the document by compare-and-set whenever a
 // transition requires it, publishes events only after the document carrying their numbers is stored, and replies.
+
+/**
+ * The places where a fault test can kill (or freeze) the adapter process, armed by TOOLPLANE_FAILPOINTS
+ * (`name=kill` or `name=stop`); off otherwise. See the README's "Fault tests".
+ */
+export const adapterFailpoints = {
+  /** The Received fact is stored and InvocationReceived published; nothing else happened. */
+  afterReceived: 'adapter.after-received',
+  /** Every stage before execution passed; the started fact is about to be written. */
+  beforeStarted: 'adapter.before-started',
+  /** The started fact is stored and ToolCallStarted published; the provider has not been called. */
+  afterStarted: 'adapter.after-started',
+  /** The provider returned; the terminal fact is not written. */
+  afterProviderReturned: 'adapter.after-provider-returned',
+  /** The terminal fact is stored; its events are not published and no reply was sent. */
+  afterTerminal: 'adapter.after-terminal',
+} as const;
 
 /** What one pipeline run needs besides the state. */
 export interface RunContext {
@@ -63,6 +83,7 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
         const inserted = await runtime.invocations.insert(received.state.invocation, now, delivery.signal);
         if (!inserted.created) continue; // another delivery created it first: decide again against it
         await publishEvents(runtime.messaging, received.events, delivery.signal);
+        failpoint(adapterFailpoints.afterReceived);
         await runPipeline(runtime, { ...received.state, descriptor }, { scope, caller, signal: delivery.signal });
         return;
       }
@@ -161,6 +182,8 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
     pending = [...pending, ...transition.events];
     state = transition.state;
     if (transition.persist === 'required') {
+      const starting = outcome.step === 'START';
+      if (starting) failpoint(adapterFailpoints.beforeStarted);
       const settled = isTerminalInvocationState(state.invocation.state) || state.invocation.state === 'AwaitingApproval';
       // A parked call keeps its ApprovalRequested in the document: the only copy if the publish below never happens.
       const outbox = state.invocation.state === 'AwaitingApproval' ? pending.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
@@ -169,16 +192,19 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
       const signal = isTerminalInvocationState(state.invocation.state) ? undefined : run.signal;
       stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, ...(outbox === undefined ? {} : { outbox }), ...(signal ? { signal } : {}) });
       state = { ...state, invocation: stored };
+      if (isTerminalInvocationState(stored.state)) failpoint(adapterFailpoints.afterTerminal);
       await publishEvents(runtime.messaging, pending, signal);
       pending = [];
+      if (starting) failpoint(adapterFailpoints.afterStarted);
     }
   }
 }
 
-/** What one run keeps in memory between stages: the policy decision and the leased secret values (never stored). */
+/** What one run keeps in memory between stages: the policy decision, the leased secret values and the target they are injected into (never stored). */
 interface StageMemo {
   decision?: PolicyDecision;
   secrets: readonly string[];
+  target?: McpTarget | undefined;
 }
 
 async function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): Promise<StageOutcome> {
@@ -200,13 +226,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
       return { step: 'APPROVAL', result: 'requested', approvalId: runtime.newId() };
     }
     case 'CREDENTIAL_BROKER': {
-      const needed = mustHave(descriptor).secretDependencies;
-      if (needed.length === 0) {
-        memo.secrets = [];
-        return { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] };
-      }
-      // Leasing through the secret broker is not wired yet: a tool that needs credentials cannot run.
-      return { step: 'CREDENTIAL_BROKER', result: 'denied', failure: { code: 'TEMPORARY_UNAVAILABLE', message: 'credential leasing is not available in this adapter yet', retryable: false } };
+      mustHave(descriptor);
+      const brokered = await brokerCredentials(runtime, state, run.scope, run.signal);
+      memo.secrets = brokered.secrets;
+      memo.target = brokered.target;
+      return brokered.outcome;
     }
     case 'SANDBOX':
       // A Process sandbox is the MCP adapter's process isolation of stdio servers (scrubbed env, own group, limits).
@@ -216,8 +240,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'FINISH':
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
-    case 'EXECUTE':
-      return { step: 'EXECUTE', execution: await execute(runtime, state, run) };
+    case 'EXECUTE': {
+      const execution = await execute(runtime, state, run, memo.target);
+      failpoint(adapterFailpoints.afterProviderReturned);
+      return { step: 'EXECUTE', execution };
+    }
     case 'SANITIZE':
       return { step: 'SANITIZE', secrets: memo.secrets };
     case 'REPLY':
@@ -262,22 +289,23 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
 }
 
-async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<ExecutionResult> {
+async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined): Promise<ExecutionResult> {
   const descriptor = mustHave(state.descriptor);
   const { invocation } = state;
   if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) {
     return { result: 'failed', failure: { code: 'INTERNAL', message: `${descriptor.kind} tools are not executed by this adapter yet`, retryable: false }, effect: 'none' };
   }
-  let target;
+  let target = brokered;
   try {
-    target = await runtime.servers(run.scope, descriptor.mcpServerId, run.signal);
+    // The credential stage built the target unless it could not reach the registry (and had nothing to lease).
+    target ??= targetOf(await runtime.servers(run.scope, descriptor.mcpServerId, run.signal), new Map());
   } catch (error) {
     const wire = toWireError(error);
     return { result: 'failed', failure: { code: wire.code, message: `the tool's server cannot be reached: ${wire.message}`.slice(0, 4096), retryable: wire.retryable }, effect: 'none' };
   }
   return runtime.executor.execute({
     target,
-    serverKey: mcpTargetKey(target),
+    serverKey: `${run.scope.tenant}/${run.scope.workspace}/${descriptor.mcpServerId}`,
     descriptor,
     effectiveClass: invocation.effectiveClass ?? descriptor.sideEffectClass,
     args: JSON.parse(invocation.argumentsJson) as Record<string, unknown>,

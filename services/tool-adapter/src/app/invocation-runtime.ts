@@ -2,6 +2,7 @@ import type { TokenVerifier } from '@toolplane/auth';
 import type { Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
 import type { ApprovalGateway } from '../adapters/approval-gateway.js';
+import type { CredentialLeaser } from '../adapters/credential-leaser.js';
 import type { DescriptorCache } from '../adapters/descriptor-cache.js';
 import type { InvocationStore } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
@@ -19,6 +20,8 @@ export interface InvocationRuntime {
   readonly servers: ServerDirectory;
   readonly executor: McpExecutor;
   readonly approvals: ApprovalGateway;
+  /** Leases credentials from the secret broker; undefined without a sealing key (calls needing credentials are refused). */
+  readonly leaser?: CredentialLeaser | undefined;
   readonly validators: ArgumentValidators;
   readonly policies: PolicySource;
   readonly rateCounters: RateCounters;

@@ -414,8 +414,10 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
     }
     case 'CREDENTIAL_BROKER': {
       if (outcome.result === 'denied') return deny(state, 'CREDENTIAL_BROKER', outcome.failure);
-      const needed = state.descriptor?.secretDependencies.length ?? 0;
-      if (outcome.secretLeaseIds.length !== needed) return reject(state, `the tool needs ${needed} credential lease(s), got ${outcome.secretLeaseIds.length}`);
+      // One lease per connection: the tool's own dependencies, plus those its server's settings name.
+      const needed = new Set(state.descriptor?.secretDependencies ?? []).size;
+      if (outcome.secretLeaseIds.length < needed) return reject(state, `the tool needs at least ${needed} credential lease(s), got ${outcome.secretLeaseIds.length}`);
+      if (new Set(outcome.secretLeaseIds).size !== outcome.secretLeaseIds.length) return reject(state, 'each connection is leased once');
       const brokered = { ...invocation, secretLeaseIds: [...outcome.secretLeaseIds], updatedAt: now };
       return proceed(state, { ...state, step: 'SANDBOX', invocation: brokered }, ctx);
     }
