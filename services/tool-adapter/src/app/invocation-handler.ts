@@ -12,7 +12,7 @@ import {
   type ApprovalRequested,
   type ToolInvocation,
 } from '@toolplane/contracts';
-import { mcpTargetKey } from '@toolplane/mcp';
+import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
 import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
@@ -21,6 +21,8 @@ import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, terminalEventsOf, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
 import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
+import { targetOf } from '../core/credential-injection.js';
+import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents, sendReply } from './publishing.js';
 
@@ -198,10 +200,11 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
   }
 }
 
-/** What one run keeps in memory between stages: the policy decision and the leased secret values (never stored). */
+/** What one run keeps in memory between stages: the policy decision, the leased secret values and the target they are injected into (never stored). */
 interface StageMemo {
   decision?: PolicyDecision;
   secrets: readonly string[];
+  target?: McpTarget | undefined;
 }
 
 async function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): Promise<StageOutcome> {
@@ -223,13 +226,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
       return { step: 'APPROVAL', result: 'requested', approvalId: runtime.newId() };
     }
     case 'CREDENTIAL_BROKER': {
-      const needed = mustHave(descriptor).secretDependencies;
-      if (needed.length === 0) {
-        memo.secrets = [];
-        return { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] };
-      }
-      // Leasing through the secret broker is not wired yet: a tool that needs credentials cannot run.
-      return { step: 'CREDENTIAL_BROKER', result: 'denied', failure: { code: 'TEMPORARY_UNAVAILABLE', message: 'credential leasing is not available in this adapter yet', retryable: false } };
+      mustHave(descriptor);
+      const brokered = await brokerCredentials(runtime, state, run.scope, run.signal);
+      memo.secrets = brokered.secrets;
+      memo.target = brokered.target;
+      return brokered.outcome;
     }
     case 'SANDBOX':
       // A Process sandbox is the MCP adapter's process isolation of stdio servers (scrubbed env, own group, limits).
@@ -240,7 +241,7 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
     case 'EXECUTE': {
-      const execution = await execute(runtime, state, run);
+      const execution = await execute(runtime, state, run, memo.target);
       failpoint(adapterFailpoints.afterProviderReturned);
       return { step: 'EXECUTE', execution };
     }
@@ -288,22 +289,23 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
 }
 
-async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<ExecutionResult> {
+async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined): Promise<ExecutionResult> {
   const descriptor = mustHave(state.descriptor);
   const { invocation } = state;
   if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) {
     return { result: 'failed', failure: { code: 'INTERNAL', message: `${descriptor.kind} tools are not executed by this adapter yet`, retryable: false }, effect: 'none' };
   }
-  let target;
+  let target = brokered;
   try {
-    target = await runtime.servers(run.scope, descriptor.mcpServerId, run.signal);
+    // The credential stage built the target unless it could not reach the registry (and had nothing to lease).
+    target ??= targetOf(await runtime.servers(run.scope, descriptor.mcpServerId, run.signal), new Map());
   } catch (error) {
     const wire = toWireError(error);
     return { result: 'failed', failure: { code: wire.code, message: `the tool's server cannot be reached: ${wire.message}`.slice(0, 4096), retryable: wire.retryable }, effect: 'none' };
   }
   return runtime.executor.execute({
     target,
-    serverKey: mcpTargetKey(target),
+    serverKey: `${run.scope.tenant}/${run.scope.workspace}/${descriptor.mcpServerId}`,
     descriptor,
     effectiveClass: invocation.effectiveClass ?? descriptor.sideEffectClass,
     args: JSON.parse(invocation.argumentsJson) as Record<string, unknown>,
