@@ -1,0 +1,403 @@
+// The governed pipeline as an operator runs it: registry, approval, secret-broker, tool-adapter and audit-projector
+// as separate processes over a NATS server of this file's own and a database of its own, with trusted keys for one
+// tenant's agent and operator tokens, driven through the real CLI and the services' request/reply contracts.
+//
+// Why a private nats-server: the services' stream and durable consumer names are fixed (TOOLPLANE_INVOCATIONS,
+// durable `tool-adapter`, …), so two platforms on one NATS would consume each other's requests. A database name
+// separates the stores; only a server of its own separates the work queues.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { z } from 'zod';
+import {
+  InvocationReply,
+  InvocationRequest,
+  LifecycleEvent,
+  adapterCommandSchemas,
+  commandSubject,
+  eventFilter,
+  hasErrorCode,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  type AgentProfileInput,
+  type CommandService,
+  type Scope,
+  type TenantPolicyInput,
+} from '@toolplane/contracts';
+import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { runCli, type CliIo } from '@toolplane/cli';
+import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
+import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
+import { connectStore, type Store } from '@toolplane/store';
+import { freePort, uniqueName, type TestScope } from '@toolplane/testing';
+import { agentProfileId, agentProfiles, tenantPolicies } from '@toolplane/tool-adapter';
+import { spawnService, waitForStatus, type ServiceName, type ServiceProcess } from './service-process.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+/** The five services of the governed pipeline (the flow runner is not needed by MCP tools). */
+export const pipelineServices = ['registry', 'secret-broker', 'approval', 'audit-projector', 'tool-adapter'] as const satisfies readonly ServiceName[];
+export type PipelineService = (typeof pipelineServices)[number];
+
+/** The agent the suite's context tokens name, and the principal it acts for. */
+export const agent = { agentId: 'agent-e2e', agentRevision: '3', principal: 'user:alice@e2e.example' } as const;
+/** The human who decides approvals and administers policy (never the requesting principal). */
+export const operator = { principal: 'user:bob@e2e.example', roles: ['approver', 'policy-admin'] } as const;
+
+/** What one run of the CLI printed. */
+export interface CliRun {
+  readonly code: number;
+  readonly out: string;
+  readonly err: string;
+}
+
+/** Lifecycle events of the platform's scope, recorded from the moment `recordEvents` was called. */
+export interface EventRecorder {
+  readonly events: LifecycleEvent[];
+  readonly stop: () => void;
+}
+
+/** A running platform and the ways a test talks to it. */
+export interface Platform {
+  readonly scope: Scope;
+  readonly messaging: Messaging;
+  /** The platform's own database (for reading what a service stored, and for policy documents until their commands land). */
+  readonly store: Store;
+  /** The public key receipts verify with, by key id. */
+  readonly receiptKeys: ReadonlyMap<string, KeyObject>;
+  readonly receiptKeyId: string;
+  /** A file the counting fixtures append to, one per name. */
+  readonly countFile: (name: string) => string;
+  /** How many lines `label` the count file `name` holds. */
+  readonly executions: (name: string, label: string) => Promise<number>;
+  readonly agentToken: () => Promise<string>;
+  readonly operatorToken: (who?: { principal: string; roles: readonly string[] }) => Promise<string>;
+  /** Runs `toolplane …` in-process against the platform, as the operator. */
+  readonly toolplane: (...argv: string[]) => Promise<CliRun>;
+  /** Like `toolplane --json …`, failing unless it exits 0; the parsed document. */
+  readonly toolplaneJson: <T>(...argv: string[]) => Promise<T>;
+  /** A request/reply command to a service of the scope, with the operator token in the Authorization header. */
+  readonly command: <Req extends z.ZodType, Res extends z.ZodType>(
+    service: CommandService,
+    operation: string,
+    schemas: { readonly request: Req; readonly reply: Res },
+    body: z.input<Req>,
+    token?: string,
+  ) => Promise<z.output<Res>>;
+  /** Publishes an invocation request as an agent runtime does and awaits the reply on its inbox. */
+  readonly invoke: (body: InvocationBody, options?: { msgId?: string; timeoutMs?: number }) => Promise<InvocationReply>;
+  readonly recordEvents: () => Promise<EventRecorder>;
+  readonly putAgentProfile: (profile: AgentProfileInput) => Promise<void>;
+  readonly putTenantPolicy: (policy: TenantPolicyInput) => Promise<void>;
+  readonly service: (name: PipelineService) => ServiceProcess;
+  /** SIGKILLs a service process and waits for it to be gone. */
+  readonly kill: (name: PipelineService) => Promise<void>;
+  /** Starts a service again (after kill) and waits until it is ready. */
+  readonly restart: (name: PipelineService) => Promise<void>;
+  /** The last lines each service logged, for a failure message. */
+  readonly logs: (name: PipelineService, lines?: number) => string;
+  readonly stop: () => Promise<void>;
+}
+
+/** An invocation request without the parts the harness fills in (context token, correlation id, reply inbox). */
+export type InvocationBody = Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & {
+  contextToken?: string;
+  correlationId?: string;
+  replyInbox?: string;
+};
+
+/** Polls `probe` until it yields a value (not undefined, null or false) or the deadline passes. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface PrivateNats {
+  readonly url: string;
+  readonly child: ChildProcess;
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts a nats-server with JetStream on free loopback ports, its data under `dir`. */
+async function startPrivateNats(dir: string): Promise<PrivateNats> {
+  const binary = path.join(repoRoot, '.local/bin/nats-server');
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`npm run infra:install\``);
+  const [port, monitorPort] = [await freePort(), await freePort()];
+  const child = spawn(binary, ['--jetstream', '--store_dir', path.join(dir, 'nats'), '--addr', '127.0.0.1', '--port', String(port), '--http_port', String(monitorPort), '--server_name', `e2e-${port}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  await waitFor(
+    'the private nats-server',
+    async () => {
+      if (gone) throw new Error(`nats-server exited at start:\n${stderr}`);
+      try {
+        return (await fetch(`http://127.0.0.1:${monitorPort}/healthz?js-enabled-only=true`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    15_000,
+  );
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    child,
+    stop: async () => {
+      if (!gone) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Starts the five pipeline services for one fresh tenant and workspace and waits until each is ready. */
+export async function startPlatform(infra: TestScope, label: string): Promise<Platform> {
+  const dir = await mkdtemp(path.join(tmpdir(), `e2e-${label}-`));
+  const nats = await startPrivateNats(dir);
+  const scope: Scope = { tenant: uniqueName(`t_${label}`), workspace: 'main' };
+  const agentKey: SigningKeyPair = await generateSigningKeyPair(`${label}-agents-1`);
+  const operatorKey: SigningKeyPair = await generateSigningKeyPair(`${label}-operators-1`);
+  const receipt = generateKeyPairSync('ed25519');
+  const receiptKeyId = `${label}-receipts-1`;
+  const recipient = generateRecipientKeyPair();
+
+  const common: Record<string, string> = {
+    NATS_URL: nats.url,
+    MONGODB_URL: infra.mongoUrl,
+    MONGODB_DATABASE: infra.dbName,
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'info',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [scope.tenant]: [agentKey.publicJwk, operatorKey.publicJwk] }),
+  };
+  const own: Record<PipelineService, Record<string, string>> = {
+    registry: {},
+    'secret-broker': {
+      SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: generateKek() } }),
+      SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': recipient.publicKey }),
+    },
+    // Expiry is swept, not timed: a short sweep interval makes an expired approval end quickly.
+    approval: { APPROVAL_SWEEP_INTERVAL_MS: '300' },
+    'audit-projector': {},
+    'tool-adapter': {
+      ADAPTER_SIGNING_KEY: receipt.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+      ADAPTER_SIGNING_KEY_ID: receiptKeyId,
+      TOOL_ADAPTER_SECRET_KEY: recipient.privateKey,
+    },
+  };
+
+  const running = new Map<PipelineService, ServiceProcess>();
+  const launch = async (name: PipelineService): Promise<void> => {
+    const port = await freePort();
+    const service = spawnService(name, { ...common, ...own[name], HTTP_PORT: String(port), INSTANCE_ID: `${name}-${randomUUID().slice(0, 6)}` });
+    running.set(name, service);
+    await waitForStatus(`http://127.0.0.1:${port}/readyz`, service, 90_000);
+  };
+
+  const messaging = await connectMessaging({ url: nats.url, name: `e2e-${label}` });
+  const store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: `e2e-${label}` });
+
+  const stopAll = async () => {
+    await Promise.all(
+      [...running.values()].map(async (service) => {
+        if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+        await service.exited;
+      }),
+    );
+    await messaging.drain().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    await nats.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    // The registry first: it creates the descriptor bucket the adapter watches, and the streams everyone shares.
+    await launch('registry');
+    await Promise.all(pipelineServices.filter((name) => name !== 'registry').map((name) => launch(name)));
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+
+  const agentToken = () => issueToken({ kind: 'agent', ...scope, ...agent }, agentKey.privateKey, { kid: agentKey.kid, expiresIn: '10m' });
+  const operatorToken = (who: { principal: string; roles: readonly string[] } = operator) =>
+    issueToken({ kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal: who.principal, roles: [...who.roles] }, operatorKey.privateKey, {
+      kid: operatorKey.kid,
+      expiresIn: '10m',
+    });
+
+  const toolplane = async (...argv: string[]): Promise<CliRun> => {
+    let out = '';
+    let err = '';
+    const io: CliIo = {
+      stdout: (text) => void (out += text),
+      stderr: (text) => void (err += text),
+      readStdin: () => Promise.resolve(''),
+      env: { TOOLPLANE_ACTOR: operator.principal, TOOLPLANE_TOKEN: await operatorToken() },
+    };
+    const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '30000', ...argv], io);
+    return { code, out, err };
+  };
+
+  const command: Platform['command'] = async (service, operation, schemas, body, token) =>
+    request(messaging, {
+      subject: commandSubject(scope, service, operation),
+      requestSchema: schemas.request,
+      replySchema: schemas.reply,
+      body,
+      timeoutMs: 30_000,
+      headers: bearerHeaders(token ?? (await operatorToken())),
+    });
+
+  const invoke: Platform['invoke'] = async (body, options = {}) => {
+    const replyInbox = body.replyInbox ?? `inbox_${randomUUID().replaceAll('-', '')}`;
+    const message = InvocationRequest.parse({ correlationId: 'e2e-run', ...body, contextToken: body.contextToken ?? (await agentToken()), replyInbox });
+    const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: options.timeoutMs ?? 60_000 });
+    await messaging.connection.flush();
+    await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message, msgId: options.msgId ?? invocationRequestMsgId(scope, message) });
+    for await (const reply of subscription) return InvocationReply.parse(JSON.parse(reply.string()));
+    throw new Error(`no reply to ${body.toolId} (${body.idempotencyKey ?? 'no key'})`);
+  };
+
+  const recordEvents = async (): Promise<EventRecorder> => {
+    const events: LifecycleEvent[] = [];
+    const subscription = messaging.connection.subscribe(eventFilter(scope));
+    void (async () => {
+      for await (const message of subscription) events.push(LifecycleEvent.parse(JSON.parse(message.string())));
+    })();
+    await messaging.connection.flush();
+    return { events, stop: () => subscription.unsubscribe() };
+  };
+
+  // Policy documents go through the adapter's commands when it serves them; until then they are written where the
+  // adapter reads them (its own collections), exactly as a put would store them.
+  const putAgentProfile = async (profile: AgentProfileInput): Promise<void> => {
+    try {
+      await command('adapter', 'putAgentProfile', adapterCommandSchemas.putAgentProfile, { profile });
+      return;
+    } catch (error) {
+      if (!(hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE')) throw error;
+    }
+    const now = new Date().toISOString();
+    const document = { ...profile, ...scope, updatedBy: operator.principal, updatedAt: now, version: 1 };
+    await store.collection(agentProfiles).raw.replaceOne({ _id: agentProfileId(scope.tenant, scope.workspace, profile.agentId) }, document, { upsert: true });
+  };
+  const putTenantPolicy = async (policy: TenantPolicyInput): Promise<void> => {
+    try {
+      await command('adapter', 'putTenantPolicy', adapterCommandSchemas.putTenantPolicy, { policy });
+      return;
+    } catch (error) {
+      if (!(hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE')) throw error;
+    }
+    const document = { ...policy, tenant: scope.tenant, updatedBy: operator.principal, updatedAt: new Date().toISOString(), version: 1 };
+    await store.collection(tenantPolicies).raw.replaceOne({ _id: scope.tenant }, document, { upsert: true });
+  };
+
+  const serviceOf = (name: PipelineService): ServiceProcess => {
+    const service = running.get(name);
+    if (service === undefined) throw new Error(`${name} is not running`);
+    return service;
+  };
+
+  return {
+    scope,
+    messaging,
+    store,
+    receiptKeys: new Map([[receiptKeyId, receipt.publicKey]]),
+    receiptKeyId,
+    countFile: (name) => path.join(dir, `${name}.count`),
+    executions: async (name, label) => {
+      try {
+        return (await readFile(path.join(dir, `${name}.count`), 'utf8')).split('\n').filter((line) => line === label).length;
+      } catch {
+        return 0;
+      }
+    },
+    agentToken,
+    operatorToken,
+    toolplane,
+    toolplaneJson: async <T>(...argv: string[]): Promise<T> => {
+      const run = await toolplane('--json', ...argv);
+      if (run.code !== 0) throw new Error(`toolplane ${argv.join(' ')} exited ${run.code}: ${run.err}${run.out}`);
+      return JSON.parse(run.out) as T;
+    },
+    command,
+    invoke,
+    recordEvents,
+    putAgentProfile,
+    putTenantPolicy,
+    service: serviceOf,
+    kill: async (name) => {
+      const service = serviceOf(name);
+      service.child.kill('SIGKILL');
+      await service.exited;
+    },
+    restart: (name) => launch(name),
+    logs: (name, lines = 40) => {
+      const service = running.get(name);
+      return service === undefined ? '' : `${service.stderr()}${service.stdout().trimEnd().split('\n').slice(-lines).join('\n')}`;
+    },
+    stop: stopAll,
+  };
+}
+
+/** One tool of a server to bind, with `tools bind` flags beyond the server and tool name. */
+export interface ToolBinding {
+  readonly tool: string;
+  readonly flags: readonly string[];
+}
+
+/**
+ * Registers a stdio MCP server through the registry (`servers register`, `servers discover`, `tools bind`, as an
+ * operator would) and returns its id. `env` are plain settings of the server process.
+ */
+export async function registerServer(platform: Platform, name: string, argv: readonly string[], env: Readonly<Record<string, string>>, bindings: readonly ToolBinding[]): Promise<string> {
+  const envFlags = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+  const registered = await platform.toolplaneJson<{ server: { serverId: string; state: string } }>(
+    'servers',
+    'register',
+    '--name',
+    name,
+    '--stdio',
+    argv.map((word) => `"${word}"`).join(' '),
+    ...envFlags,
+  );
+  const serverId = registered.server.serverId;
+  const discovered = await platform.toolplaneJson<{ server: { state: string } }>('servers', 'discover', serverId);
+  if (discovered.server.state !== 'Verified') throw new Error(`${name} was discovered into ${discovered.server.state}`);
+  for (const binding of bindings) {
+    const bound = await platform.toolplaneJson<{ descriptor: { active: boolean; healthy: boolean } }>('tools', 'bind', serverId, binding.tool, ...binding.flags);
+    if (!bound.descriptor.active) throw new Error(`${name}.${binding.tool} was bound inactive`);
+  }
+  return serverId;
+}
+
+/** Waits until the adapter's read model knows every one of `toolIds` (offered to the agent or hidden from it). */
+export async function waitForTools(platform: Platform, toolIds: readonly string[]): Promise<void> {
+  await waitFor(
+    `the adapter to know ${toolIds.join(', ')}`,
+    async () => {
+      const set = await request(platform.messaging, {
+        subject: commandSubject(platform.scope, 'adapter', 'effectiveTools'),
+        requestSchema: adapterCommandSchemas.effectiveTools.request,
+        replySchema: adapterCommandSchemas.effectiveTools.reply,
+        body: { contextToken: await platform.agentToken(), explain: true },
+        timeoutMs: 10_000,
+      });
+      const known = new Set([...set.tools.map((tool) => tool.toolId), ...(set.hidden ?? []).map((tool) => tool.toolId)]);
+      return toolIds.every((toolId) => known.has(toolId));
+    },
+    60_000,
+  );
+}
