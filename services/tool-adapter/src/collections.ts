@@ -22,8 +22,11 @@ export const toolInvocations = defineCollection<StoredInvocation>({
   ],
 });
 
-/** A stored agent profile; `_id` is `{tenant}/{workspace}/{agentId}`. */
-export type StoredAgentProfile = AgentProfile & { _id: string };
+/**
+ * A stored agent profile; `_id` is `{tenant}/{workspace}/{agentId}`. A deleted profile stays as a tombstone with
+ * `deletedAt` (and keeps counting versions), which every reader treats as no profile.
+ */
+export type StoredAgentProfile = AgentProfile & { _id: string; deletedAt?: string };
 
 /** Agent profiles (allowed tools, maximum risk, permissions), one per agent in a workspace. */
 export const agentProfiles = defineCollection<StoredAgentProfile>({

@@ -10,10 +10,11 @@ import { secretBrokerLeaser } from './adapters/credential-leaser.js';
 import { createDescriptorCache } from './adapters/descriptor-cache.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
-import { storedPolicySource } from './adapters/policy-source.js';
+import { PolicyDocuments, storedPolicySource } from './adapters/policy-source.js';
 import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
+import { serveAdapterCommands } from './app/adapter-commands.js';
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { serveInvocationLookup } from './app/invocation-lookup.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
@@ -164,6 +165,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
 
     const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
     context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));
+    const commands = await serveAdapterCommands({ ...runtime, logger: logger.child({ component: 'commands' }) }, new PolicyDocuments(store.collection(agentProfiles), store.collection(tenantPolicies)));
+    context.onShutdown('commands', () => Promise.all(commands.map((handle) => handle.stop({ graceMs: 2_000 }))).then(() => undefined));
     const lookups = await serveInvocationLookup({ ...runtime, logger: logger.child({ component: 'invocation-lookup' }) });
     context.onShutdown('invocation-lookup', () => lookups.stop({ graceMs: 2_000 }));
   },

@@ -43,6 +43,12 @@ export class InvocationStore {
     return found ?? undefined;
   }
 
+  /** The call with this ToolCallId in `scope` (one document per logical call, across its attempts), if any. */
+  async findByToolCallId(scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
+    const found = await this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, toolCallId }, signal ? { signal } : {});
+    return found ?? undefined;
+  }
+
   /** The calls parked on an approval. */
   async findByApproval(scope: Scope, approvalId: string, signal?: AbortSignal): Promise<StoredInvocation[]> {
     return this.#collection.raw.find({ tenant: scope.tenant, workspace: scope.workspace, approvalId }, signal ? { signal } : {}).toArray();

@@ -1,0 +1,120 @@
+// The tool adapter's operator commands (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`): reconcile an
+// Uncertain call, and read and write agent profiles and the tenant policy. One queue group across replicas. Scope is
+// the subject's; the operator is the verified bearer token in the Authorization header, which is never logged.
+// Reads need an operator token of the scope, writes and reconcile the POLICY_ADMIN_ROLE as well.
+import {
+  POLICY_ADMIN_ROLE,
+  ToolplaneError,
+  adapterCommandSchemas,
+  adapterOperations,
+  commandFilter,
+  scopeOfSubject,
+  type OperatorClaims,
+  type Scope,
+} from '@toolplane/contracts';
+import { verifyOperator } from '@toolplane/auth';
+import { serve, type RequestContext, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
+import type { z } from 'zod';
+import { invocationOf } from '../adapters/invocation-store.js';
+import type { PolicyDocuments } from '../adapters/policy-source.js';
+import { reconcileInvocation } from '../core/invocation-attempts.js';
+import { invocationResultOf } from '../core/invocation-pipeline.js';
+import type { InvocationRuntime } from './invocation-runtime.js';
+import { publishEvents } from './publishing.js';
+
+/** The operations served here (effectiveTools and lookupInvocation answer agent runtimes elsewhere). */
+const operatorOperations = [
+  adapterOperations.reconcile,
+  adapterOperations.getAgentProfile,
+  adapterOperations.listAgentProfiles,
+  adapterOperations.putAgentProfile,
+  adapterOperations.deleteAgentProfile,
+  adapterOperations.getTenantPolicy,
+  adapterOperations.putTenantPolicy,
+] as const;
+type Operation = (typeof operatorOperations)[number];
+type Request<O extends Operation> = z.output<(typeof adapterCommandSchemas)[O]['request']>;
+type Reply<O extends Operation> = z.input<(typeof adapterCommandSchemas)[O]['reply']>;
+type Handler<O extends Operation> = (request: Request<O>, scope: Scope, context: RequestContext) => Promise<Reply<O>>;
+
+/** The handlers of each operation, given the scope of the subject they were asked on. */
+function handlers(runtime: InvocationRuntime, documents: PolicyDocuments): { [O in Operation]: Handler<O> } {
+  const reader = (scope: Scope, context: RequestContext): Promise<OperatorClaims> => verifyOperator(runtime.verifier, scope, context.headers);
+  const admin = (scope: Scope, context: RequestContext): Promise<OperatorClaims> => verifyOperator(runtime.verifier, scope, context.headers, { role: POLICY_ADMIN_ROLE });
+  return {
+    reconcile: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const stored = await runtime.invocations.findByToolCallId(scope, request.toolCallId, context.signal);
+      if (stored === undefined) throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId} in ${scope.tenant}/${scope.workspace}`);
+      const invocation = invocationOf(stored);
+      const now = runtime.clock();
+      const settled = reconcileInvocation(invocation, { outcome: request.outcome, operator: operator.principal, reason: request.reason }, { now: now.toISOString(), signReceipt: runtime.signReceipt });
+      if (!settled.accepted) throw new ToolplaneError(settled.failure.code, settled.failure.message);
+      // The settled document first (guarded by the Uncertain state and version read), then its events: an event is
+      // never published for a write that did not happen; a lost publish is repeated when the call's request is.
+      const persisted = await runtime.invocations.advance(invocation, settled.invocation, now, { release: true, signal: context.signal });
+      await publishEvents(runtime.messaging, settled.events);
+      runtime.logger.info({ toolCallId: persisted.toolCallId, invocationId: persisted.invocationId, state: persisted.state, reconciledBy: operator.principal }, 'call reconciled');
+      return { result: invocationResultOf(persisted) };
+    },
+    getAgentProfile: async (request, scope, context) => {
+      await reader(scope, context);
+      return { profile: await documents.getAgentProfile(scope, request.agentId, context.signal) };
+    },
+    listAgentProfiles: async (request, scope, context) => {
+      await reader(scope, context);
+      return documents.listAgentProfiles(scope, request, context.signal);
+    },
+    putAgentProfile: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const profile = await documents.putAgentProfile(scope, request.profile, { by: operator.principal, now: runtime.clock(), expectedVersion: request.expectedVersion, signal: context.signal });
+      runtime.logger.info({ agentId: profile.agentId, version: profile.version, updatedBy: operator.principal }, 'agent profile written');
+      return { profile };
+    },
+    deleteAgentProfile: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const deleted = await documents.deleteAgentProfile(scope, request.agentId, { by: operator.principal, now: runtime.clock(), expectedVersion: request.expectedVersion, signal: context.signal });
+      if (deleted) runtime.logger.info({ agentId: request.agentId, updatedBy: operator.principal }, 'agent profile deleted');
+      return { agentId: request.agentId, deleted };
+    },
+    getTenantPolicy: async (_request, scope, context) => {
+      await reader(scope, context);
+      return documents.getTenantPolicy(scope.tenant, runtime.clock(), context.signal);
+    },
+    putTenantPolicy: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const policy = await documents.putTenantPolicy(scope.tenant, request.policy, { by: operator.principal, now: runtime.clock(), expectedVersion: request.expectedVersion, signal: context.signal });
+      runtime.logger.info({ tenant: policy.tenant, version: policy.version, updatedBy: operator.principal }, 'tenant policy written');
+      return { policy, isDefault: false };
+    },
+  };
+}
+
+/** Starts a responder per operator operation in queue group `tool-adapter`; resolves once all are subscribed. */
+export async function serveAdapterCommands(runtime: InvocationRuntime, documents: PolicyDocuments, signal?: AbortSignal): Promise<ServeHandle[]> {
+  const log = runtime.logger;
+  const onDiagnostic = (diagnostic: ServeDiagnostic) => {
+    // Subjects and codes only: never the request, its headers, or the reply.
+    if (diagnostic.type === 'handler_failed') {
+      const level = diagnostic.reply.code === 'INTERNAL' || diagnostic.reply.code === 'TEMPORARY_UNAVAILABLE' ? 'warn' : 'info';
+      log[level]({ subject: diagnostic.subject, code: diagnostic.reply.code, reason: diagnostic.reply.message, ...(level === 'warn' ? { err: diagnostic.error } : {}) }, 'command refused');
+    } else if (diagnostic.type === 'invalid_request' || diagnostic.type === 'invalid_reply') {
+      log.info({ subject: diagnostic.subject, type: diagnostic.type, code: diagnostic.reply.code, reason: diagnostic.reply.message }, 'command refused');
+    } else log.warn({ subject: diagnostic.subject, type: diagnostic.type, err: diagnostic.error }, 'command responder problem');
+  };
+  const all = handlers(runtime, documents);
+  const serveOne = <O extends Operation>(operation: O) => {
+    const schemas = adapterCommandSchemas[operation];
+    const handler = all[operation] as Handler<O>;
+    return serve(runtime.messaging, {
+      subject: commandFilter('adapter', { operation }),
+      queue: 'tool-adapter',
+      requestSchema: schemas.request,
+      replySchema: schemas.reply,
+      handler: (request, context) => handler(request as Request<O>, scopeOfSubject(context.subject), context),
+      ...(signal ? { signal } : {}),
+      onDiagnostic,
+    });
+  };
+  return Promise.all(operatorOperations.map((operation) => serveOne(operation)));
+}
