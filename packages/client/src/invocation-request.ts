@@ -1,0 +1,106 @@
+import {
+  InvocationRequest,
+  MAX_INVOCATION_TIMEOUT_MS,
+  ToolplaneError,
+  deriveIdempotencyKey,
+  type JsonObject,
+} from '@toolplane/contracts';
+
+/** What a runtime may say about one call besides the tool and its arguments. */
+export interface InvokeOptions {
+  /**
+   * The call's idempotency key, unique in the workspace: the same key always means the same call (one execution).
+   * When absent it is derived from `durableExecutionId` and `agentRevision` exactly as the adapter derives it, or,
+   * without those, generated; the client always knows the key, so a lost reply can be recovered by lookup.
+   */
+  readonly idempotencyKey?: string;
+  /** The runtime's durable execution (run, step); with `agentRevision`, the inputs of a derived key. */
+  readonly durableExecutionId?: string;
+  /** The agent definition's revision; with `durableExecutionId`, the inputs of a derived key. */
+  readonly agentRevision?: string;
+  /** An exact tool version; absent means the tool's active version. */
+  readonly toolVersion?: string;
+  /** The logical call id (the model API's tool call id when it gives one). */
+  readonly toolCallId?: string;
+  /** Ties the call to the runtime's run; generated when absent. */
+  readonly correlationId?: string;
+  readonly causationId?: string;
+  readonly flowRunId?: string;
+  readonly workItemId?: string;
+  /** How long to wait for the outcome; also the call's deadline at the adapter. Default: the client's. */
+  readonly timeoutMs?: number;
+  /** Aborts the wait (CANCELLED). It cannot unsend the request: the call may still run, and `lookup` finds it. */
+  readonly signal?: AbortSignal;
+}
+
+/** Where the idempotency key of a call came from. */
+export type KeySource = 'given' | 'derived' | 'generated';
+
+/** A request ready to publish, and the key it will be known by. */
+export interface PreparedInvocation {
+  readonly request: InvocationRequest;
+  readonly idempotencyKey: string;
+  readonly keySource: KeySource;
+}
+
+/** What the client adds to a call: the token, the reply inbox, the deadline, and ids for what the caller left out. */
+export interface InvocationEnvelope {
+  readonly contextToken: string;
+  readonly replyInbox: string;
+  readonly timeoutMs: number;
+  readonly newId: () => string;
+}
+
+/**
+ * Builds the InvocationRequest of a call and names its idempotency key. A derived key is not put in the request:
+ * the adapter derives the same one from the same inputs, and the request stays what the caller asked for. A
+ * generated key is put in. A durable execution id without an agent revision is refused (INVALID_ARGUMENT): it
+ * would silently give every replay a fresh key, the opposite of what naming the execution is for.
+ */
+export function prepareInvocation(toolId: string, args: JsonObject, options: InvokeOptions, envelope: InvocationEnvelope): PreparedInvocation {
+  if (options.idempotencyKey === undefined && options.durableExecutionId !== undefined && options.agentRevision === undefined) {
+    throw new ToolplaneError('INVALID_ARGUMENT', 'a durableExecutionId derives an idempotency key only together with an agentRevision');
+  }
+  let idempotencyKey: string;
+  let keySource: KeySource;
+  if (options.idempotencyKey !== undefined) {
+    idempotencyKey = options.idempotencyKey;
+    keySource = 'given';
+  } else if (options.durableExecutionId !== undefined && options.agentRevision !== undefined) {
+    idempotencyKey = deriveIdempotencyKey({ durableExecutionId: options.durableExecutionId, agentRevision: options.agentRevision, toolId, arguments: args });
+    keySource = 'derived';
+  } else {
+    idempotencyKey = `rt-${envelope.newId()}`;
+    keySource = 'generated';
+  }
+  const candidate = {
+    toolId,
+    ...(options.toolVersion === undefined ? {} : { toolVersion: options.toolVersion }),
+    arguments: args,
+    ...(keySource === 'derived' ? {} : { idempotencyKey }),
+    ...(options.durableExecutionId === undefined ? {} : { durableExecutionId: options.durableExecutionId }),
+    ...(options.agentRevision === undefined ? {} : { agentRevision: options.agentRevision }),
+    ...(options.toolCallId === undefined ? {} : { toolCallId: options.toolCallId }),
+    correlationId: options.correlationId ?? envelope.newId(),
+    ...(options.causationId === undefined ? {} : { causationId: options.causationId }),
+    ...(options.flowRunId === undefined ? {} : { flowRunId: options.flowRunId }),
+    ...(options.workItemId === undefined ? {} : { workItemId: options.workItemId }),
+    contextToken: envelope.contextToken,
+    timeoutMs: envelope.timeoutMs,
+    replyInbox: envelope.replyInbox,
+  };
+  const parsed = InvocationRequest.safeParse(candidate);
+  if (!parsed.success) {
+    // Paths and messages only: the issues could echo argument values.
+    const issues = parsed.error.issues.slice(0, 10).map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+    const summary = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
+    throw new ToolplaneError('INVALID_ARGUMENT', `the invocation request is invalid: ${summary}`.slice(0, 1000), { details: { issues } });
+  }
+  return { request: parsed.data, idempotencyKey, keySource };
+}
+
+/** A timeout the adapter accepts: a whole number of milliseconds between 1 and the longest allowed. */
+export function boundedTimeoutMs(timeoutMs: number): number {
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ToolplaneError('INVALID_ARGUMENT', `timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
+  return Math.min(Math.ceil(timeoutMs), MAX_INVOCATION_TIMEOUT_MS);
+}

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import {
+  EffectiveToolSet,
+  EffectiveToolSetRequest,
+  InvocationReply,
+  InvocationRequest,
+  LookupInvocationReply,
+  LookupInvocationRequest,
+  ToolplaneError,
+  abortError,
+  adapterOperations,
+  commandSubject,
+  fromWireError,
+  hasErrorCode,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  raceAbort,
+  sleep,
+  throwIfAborted,
+  type ErrorCode,
+  type InvocationResult,
+  type JsonObject,
+  type Scope,
+} from '@toolplane/contracts';
+import { connectMessaging, publish, request, type Messaging, type PublishAck } from '@toolplane/messaging';
+import { lifecycleEvents, type EventFilter, type EventStream } from './event-stream.js';
+import { boundedTimeoutMs, prepareInvocation, type InvokeOptions } from './invocation-request.js';
+import { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
+
+/** The agent's signed context token, or a function that returns a current one (called for every request). */
+export type ContextTokenSource = string | (() => Promise<string> | string);
+
+/** Why the client stopped waiting for the direct reply and asked the adapter instead. */
+export type ReplyLossReason = 'duplicate_request' | 'reconnected' | 'no_reply_yet';
+
+/** What the client reports for logs and metrics; never arguments, results or tokens. */
+export type ClientDiagnostic =
+  | { readonly type: 'reply_lost'; readonly idempotencyKey: string; readonly reason: ReplyLossReason }
+  | { readonly type: 'recovered'; readonly idempotencyKey: string; readonly lookups: number }
+  | { readonly type: 'lookup_failed'; readonly idempotencyKey: string; readonly code: ErrorCode };
+
+interface ClientSettings {
+  /** The workspace the runtime acts in; NATS permissions should pin the runtime's credential to it. */
+  readonly scope: Scope;
+  readonly contextToken: ContextTokenSource;
+  /** How long `invoke` waits for an outcome when the call names no timeout; default 30 000 ms. */
+  readonly defaultTimeoutMs?: number;
+  /** Deadline of lookups and effective-tool requests; default 5 000 ms. */
+  readonly requestTimeoutMs?: number;
+  /** How long `invoke` waits for the direct reply before it also starts looking the call up; default 10 000 ms. */
+  readonly recoverAfterMs?: number;
+  /**
+   * How long after the deadline `invoke` keeps looking the call up: the adapter ends a call at its deadline and
+   * records the ending just after, so the outcome of a call cut short is still learnt; default 3 000 ms.
+   */
+  readonly recoveryGraceMs?: number;
+  readonly recoveryBackoff?: RecoveryBackoff;
+  readonly onDiagnostic?: (diagnostic: ClientDiagnostic) => void;
+  /** Tests only: ignore every direct reply, so each outcome is learnt by lookup (a reply lost on the way). */
+  readonly dropRepliesForTesting?: boolean;
+}
+
+/** How to make a client: over a connection the caller owns, or over one the client opens (and closes). */
+export type ToolplaneClientOptions = ClientSettings &
+  ({ readonly messaging: Messaging; readonly natsUrl?: never } | { readonly natsUrl: string; readonly connectionName?: string; readonly messaging?: never });
+
+/** Options of a lookup or an effective-tool request. */
+export interface RequestCallOptions {
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** What `effectiveTools` asks: the run policy, task scope and risk restrictions to apply, and whether to explain. */
+export type EffectiveToolsQuery = Omit<EffectiveToolSetRequest, 'contextToken'>;
+
+/** The agent-runtime SDK: governed tool calls, their recovery, the effective tool set and lifecycle events. */
+export interface ToolplaneClient {
+  readonly scope: Scope;
+  /**
+   * Calls a tool through the governed pipeline and returns its result with the signed receipt. A call that ended
+   * DENIED, FAILED, UNCERTAIN or CANCELLED is returned too (its receipt is the record; see `requireSuccess`). Throws
+   * a ToolplaneError when there is no result: the adapter refused the request itself (AUTHENTICATION_FAILED, CONFLICT
+   * for a key used with other arguments, INVALID_ARGUMENT), the signal aborted (CANCELLED), or no outcome came by the
+   * deadline (TIMEOUT, or UNKNOWN_OUTCOME once the tool was called). A reply lost on the way is recovered by looking
+   * the call up under its idempotency key, never by invoking again.
+   */
+  invoke(toolId: string, args: JsonObject, options?: InvokeOptions): Promise<InvocationResult>;
+  /** Where the agent's call under `idempotencyKey` is; with its result once ended. NOT_FOUND for unknown keys. */
+  lookup(idempotencyKey: string, options?: RequestCallOptions): Promise<LookupInvocationReply>;
+  /** The tools the model may see (with `explain`, also why the others are hidden). */
+  effectiveTools(query?: EffectiveToolsQuery, options?: RequestCallOptions): Promise<EffectiveToolSet>;
+  /** The workspace's lifecycle events, in stream order, filtered; end it with `break`, `close()` or the filter's signal. */
+  events(filter?: EventFilter): EventStream;
+  /** Stops watching the connection, and closes it when the client opened it. */
+  close(): Promise<void>;
+}
+
+/** Makes a client; with `natsUrl` it connects first (TEMPORARY_UNAVAILABLE when NATS cannot be reached). */
+export async function createToolplaneClient(options: ToolplaneClientOptions): Promise<ToolplaneClient> {
+  const owned = options.messaging === undefined;
+  const messaging = options.messaging ?? (await connectMessaging({ url: options.natsUrl, name: options.connectionName ?? 'toolplane-client' }));
+  return new Client(messaging, owned, options);
+}
+
+class Client implements ToolplaneClient {
+  readonly scope: Scope;
+  readonly #messaging: Messaging;
+  readonly #owned: boolean;
+  readonly #settings: ClientSettings;
+  readonly #defaultTimeoutMs: number;
+  readonly #requestTimeoutMs: number;
+  readonly #reconnectListeners = new Set<() => void>();
+  readonly #statuses: AsyncIterable<{ type: string }>;
+
+  constructor(messaging: Messaging, owned: boolean, settings: ClientSettings) {
+    this.scope = { tenant: settings.scope.tenant, workspace: settings.scope.workspace };
+    this.#messaging = messaging;
+    this.#owned = owned;
+    this.#settings = settings;
+    this.#defaultTimeoutMs = boundedTimeoutMs(settings.defaultTimeoutMs ?? 30_000);
+    this.#requestTimeoutMs = boundedTimeoutMs(settings.requestTimeoutMs ?? 5_000);
+    this.#statuses = messaging.connection.status();
+    void this.#watchReconnects();
+  }
+
+  async invoke(toolId: string, args: JsonObject, options: InvokeOptions = {}): Promise<InvocationResult> {
+    const what = `invoking ${toolId}`;
+    throwIfAborted(options.signal, what);
+    const timeoutMs = boundedTimeoutMs(options.timeoutMs ?? this.#defaultTimeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    const contextToken = await raceAbort(this.#token(), options.signal, what);
+    const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+    const prepared = prepareInvocation(toolId, args, options, { contextToken, replyInbox, timeoutMs, newId: randomUUID });
+    const key = prepared.idempotencyKey;
+
+    // Everything this call started stops once it has an answer (or the caller gives up).
+    const settled = new AbortController();
+    const work = options.signal ? AbortSignal.any([options.signal, settled.signal]) : settled.signal;
+    let lost: (reason: ReplyLossReason) => void = () => undefined;
+    const replyLost = new Promise<ReplyLossReason>((resolve) => (lost = resolve));
+    const onReconnect = () => lost('reconnected');
+    let timer: NodeJS.Timeout | undefined;
+    let subscription: { unsubscribe(): void } | undefined;
+
+    const reply = new Promise<InvocationResult>((resolve, reject) => {
+      subscription = this.#messaging.connection.subscribe(invocationReplySubject(this.scope, replyInbox), {
+        callback: (error, message) => {
+          if (error !== null) return reject(new ToolplaneError('TEMPORARY_UNAVAILABLE', `cannot listen for the reply to ${toolId}: ${error.message}`, { cause: error }));
+          if (this.#settings.dropRepliesForTesting === true) return;
+          let parsed: ReturnType<typeof InvocationReply.safeParse>;
+          try {
+            parsed = InvocationReply.safeParse(JSON.parse(message.string()));
+          } catch {
+            return reject(new ToolplaneError('INTERNAL', `the reply to ${toolId} is not JSON`));
+          }
+          if (!parsed.success) return reject(new ToolplaneError('INTERNAL', `the reply to ${toolId} breaks its contract`));
+          if (parsed.data.ok) resolve(parsed.data.data);
+          else reject(fromWireError(parsed.data.error));
+        },
+      });
+    });
+    const recovery = replyLost.then((reason) => this.#recover(key, reason, { deadline, timeoutMs, signal: work, what }));
+    // Whichever loses the race settles unobserved; its rejection is expected.
+    reply.catch(() => undefined);
+    recovery.catch(() => undefined);
+    try {
+      // The server knows the inbox before the request can be answered.
+      await raceAbort(this.#messaging.connection.flush(), work, what);
+      this.#reconnectListeners.add(onReconnect);
+      const ack = await this.#publish(prepared.request, { deadline, signal: work, what, key });
+      // A duplicate was published before (a retry of the same call): its reply went to that call's inbox.
+      if (ack.duplicate) lost('duplicate_request');
+      const recoverAfterMs = Math.min(this.#settings.recoverAfterMs ?? 10_000, Math.max(0, deadline - Date.now()));
+      timer = setTimeout(() => lost('no_reply_yet'), recoverAfterMs);
+      return await raceAbort(Promise.race([reply, recovery]), options.signal, what);
+    } finally {
+      settled.abort();
+      clearTimeout(timer);
+      this.#reconnectListeners.delete(onReconnect);
+      subscription?.unsubscribe();
+    }
+  }
+
+  async lookup(idempotencyKey: string, options: RequestCallOptions = {}): Promise<LookupInvocationReply> {
+    const contextToken = await raceAbort(this.#token(), options.signal, 'looking up an invocation');
+    return request(this.#messaging, {
+      subject: commandSubject(this.scope, 'adapter', adapterOperations.lookupInvocation),
+      requestSchema: LookupInvocationRequest,
+      replySchema: LookupInvocationReply,
+      body: { contextToken, idempotencyKey },
+      timeoutMs: options.timeoutMs ?? this.#requestTimeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  async effectiveTools(query: EffectiveToolsQuery = {}, options: RequestCallOptions = {}): Promise<EffectiveToolSet> {
+    const contextToken = await raceAbort(this.#token(), options.signal, 'asking for the effective tools');
+    return request(this.#messaging, {
+      subject: commandSubject(this.scope, 'adapter', adapterOperations.effectiveTools),
+      requestSchema: EffectiveToolSetRequest,
+      replySchema: EffectiveToolSet,
+      body: { ...query, contextToken },
+      timeoutMs: options.timeoutMs ?? this.#requestTimeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  events(filter: EventFilter = {}): EventStream {
+    return lifecycleEvents(this.#messaging, this.scope, filter);
+  }
+
+  async close(): Promise<void> {
+    this.#reconnectListeners.clear();
+    const statuses = this.#statuses as { stop?: () => void };
+    if (typeof statuses.stop === 'function') statuses.stop();
+    if (this.#owned) await this.#messaging.drain();
+  }
+
+  async #token(): Promise<string> {
+    const source = this.#settings.contextToken;
+    return typeof source === 'string' ? source : await source();
+  }
+
+  /** Publishes the request, retrying what may be retried until the deadline: the Nats-Msg-Id makes a retry harmless. */
+  async #publish(message: InvocationRequest, call: { deadline: number; signal: AbortSignal; what: string; key: string }): Promise<PublishAck> {
+    const msgId = invocationRequestMsgId(this.scope, message);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await publish(this.#messaging, {
+          subject: invocationRequestSubject(this.scope),
+          schema: InvocationRequest,
+          message,
+          msgId,
+          timeoutMs: Math.max(1, Math.min(this.#requestTimeoutMs, call.deadline - Date.now())),
+          signal: call.signal,
+        });
+      } catch (error) {
+        if (call.signal.aborted || !hasErrorCode(error) || !error.retryable || Date.now() >= call.deadline) {
+          if (hasErrorCode(error) && error.code !== 'CANCELLED') {
+            throw new ToolplaneError(error.code, `${call.what}: the request could not be published (${error.message}); invoking again with the same key is safe`, {
+              retryable: error.retryable,
+              details: { idempotencyKey: call.key },
+              cause: error,
+            });
+          }
+          throw error;
+        }
+        await sleep(Math.min(recoveryDelayMs(attempt, this.#backoff()), Math.max(0, call.deadline - Date.now())), call.signal, call.what);
+      }
+    }
+  }
+
+  /** Looks the call up until it has ended or the deadline (plus the grace) has passed. */
+  async #recover(key: string, reason: ReplyLossReason, call: { deadline: number; timeoutMs: number; signal: AbortSignal; what: string }): Promise<InvocationResult> {
+    this.#settings.onDiagnostic?.({ type: 'reply_lost', idempotencyKey: key, reason });
+    const endAt = call.deadline + (this.#settings.recoveryGraceMs ?? 3_000);
+    let lastSeen: LookupInvocationReply | undefined;
+    let lookups = 0;
+    for (let attempt = 0; ; attempt += 1) {
+      if (call.signal.aborted) throw abortError(call.what, call.signal.reason);
+      const remaining = endAt - Date.now();
+      if (remaining <= 0) throw unsettledError(key, lastSeen, call.timeoutMs);
+      try {
+        lookups += 1;
+        const found = await this.lookup(key, { timeoutMs: Math.max(1, Math.min(this.#requestTimeoutMs, remaining)), signal: call.signal });
+        if (found.result !== undefined) {
+          this.#settings.onDiagnostic?.({ type: 'recovered', idempotencyKey: key, lookups });
+          return found.result;
+        }
+        lastSeen = found;
+      } catch (error) {
+        if (call.signal.aborted) throw abortError(call.what, call.signal.reason);
+        // NOT_FOUND: not recorded yet (still queued); anything else (the adapter away, a token that just expired) may
+        // pass. Both are retried until the end; the last thing seen decides the error.
+        const code = hasErrorCode(error) ? error.code : 'INTERNAL';
+        if (code !== 'NOT_FOUND') this.#settings.onDiagnostic?.({ type: 'lookup_failed', idempotencyKey: key, code });
+      }
+      await sleep(Math.min(recoveryDelayMs(attempt, this.#backoff()), Math.max(0, endAt - Date.now())), call.signal, call.what);
+    }
+  }
+
+  #backoff(): RecoveryBackoff {
+    return this.#settings.recoveryBackoff ?? defaultRecoveryBackoff;
+  }
+
+  async #watchReconnects(): Promise<void> {
+    try {
+      for await (const status of this.#statuses) {
+        if (status.type === 'reconnect') for (const listener of this.#reconnectListeners) listener();
+      }
+    } catch {
+      // The status iterator ends with the connection; nothing is left to watch.
+    }
+  }
+}
