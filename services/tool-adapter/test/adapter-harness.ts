@@ -1,0 +1,451 @@
+// The harness of the adapter's fault tests: private nats-server and FerretDB processes on free loopback ports,
+// the built adapter (`dist/main.js`) as a real child process, and around it what the in-process integration test
+// has: descriptors in the registry's KV read model, a stand-in for the registry's getServer responder (fixture MCP
+// servers counting their executions in a file per workspace), signed context tokens, replies and stored events.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect as connectTcp } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  InvocationReply,
+  InvocationRequest,
+  LifecycleEvent,
+  McpServer,
+  ServerReply,
+  ServerRequest,
+  ToolDescriptor,
+  commandFilter,
+  descriptorKey,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  streams,
+  type AgentProfile,
+  type Scope,
+} from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectStore, type Store } from '@toolplane/store';
+import { freePort } from '@toolplane/testing';
+import { agentProfileId, agentProfiles, descriptorBucket, invocationDocumentId, toolInvocations, type StoredInvocation } from '../src/mod.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../../..');
+const binDir = path.join(repoRoot, '.local/bin');
+const adapterMain = path.join(repoRoot, 'services/tool-adapter/dist/main.js');
+
+/** The tenant, agent and principal every harness works with. */
+export const harnessTenant = 'acme';
+export const harnessAgent = 'agent-support';
+
+function binary(name: 'nats-server' | 'ferretdb'): string {
+  const file = path.join(binDir, name);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run infra:install\``);
+  return file;
+}
+
+/** A child process with its collected output and exit. */
+export interface ChildRun {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** stdout and stderr so far. */
+  readonly output: () => string;
+  /** Resolves with the exit code, or the signal's name when a signal ended it. */
+  readonly exited: Promise<number | string>;
+  readonly running: () => boolean;
+}
+
+function run(command: string, args: readonly string[], env: Record<string, string>, options: { readonly detached?: boolean } = {}): ChildRun {
+  const child = spawn(command, args, { cwd: repoRoot, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  if (child.pid === undefined) throw new Error(`${command} did not start`);
+  let output = '';
+  let running = true;
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => {
+      running = false;
+      resolve(signal ?? code ?? -1);
+    }),
+  );
+  return { child, pid: child.pid, output: () => output, exited, running: () => running };
+}
+
+async function stopChild(process_: ChildRun, graceMs = 5_000): Promise<number | string> {
+  if (!process_.running()) return process_.exited;
+  process_.child.kill('SIGTERM');
+  const timer = setTimeout(() => process_.child.kill('SIGKILL'), graceMs);
+  const result = await process_.exited;
+  clearTimeout(timer);
+  return result;
+}
+
+/** Polls until `probe` yields a value (not undefined, null or false), or fails after `timeoutMs` naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function answers200(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** A private nats-server with JetStream (file storage in a temporary directory). */
+export interface NatsServer {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildRun;
+  stop(): Promise<void>;
+}
+
+/** Starts `.local/bin/nats-server` on free loopback ports, optionally with a configuration file, and waits until JetStream is up. */
+export async function startNatsServer(options: { readonly configFile?: string } = {}): Promise<NatsServer> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'adapter-nats-'));
+  const [port, monitorPort] = [await freePort(), await freePort()];
+  const args = ['--jetstream', '--store_dir', dir, '--addr', '127.0.0.1', '--port', String(port), '--http_port', String(monitorPort), '--server_name', `fault-${port}`];
+  if (options.configFile !== undefined) args.push('--config', options.configFile);
+  const server = run(binary('nats-server'), args, {});
+  const stop = async () => {
+    await stopChild(server);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(`nats-server on ${port}`, async () => {
+      if (!server.running()) throw new Error(`nats-server exited: ${server.output().slice(-2000)}`);
+      return answers200(`http://127.0.0.1:${monitorPort}/healthz?js-enabled-only=true`);
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `nats://127.0.0.1:${port}`, port, process: server, stop };
+}
+
+/** A private FerretDB (SQLite in a temporary directory) that can be killed and started again on the same port and data. */
+export interface FerretDb {
+  readonly url: string;
+  readonly port: number;
+  /** The running process (changes on restart). */
+  current(): ChildRun;
+  /** SIGKILLs it (no goodbye to clients). */
+  kill(): Promise<void>;
+  /** Starts it again where it was. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `.local/bin/ferretdb` the way infra/local/start.sh does, on free loopback ports with its own data directory. */
+export async function startFerretDb(): Promise<FerretDb> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'adapter-ferretdb-'));
+  const [port, debugPort] = [await freePort(), await freePort()];
+  const args = [
+    '--handler=sqlite',
+    `--sqlite-url=file:${dir}/`,
+    `--state-dir=${dir}`,
+    `--listen-addr=127.0.0.1:${port}`,
+    `--debug-addr=127.0.0.1:${debugPort}`,
+    '--telemetry=disable',
+    '--log-level=warn',
+  ];
+  let current: ChildRun;
+  const start = async () => {
+    current = run(binary('ferretdb'), args, {});
+    await waitFor(`ferretdb on ${port}`, async () => {
+      if (!current.running()) throw new Error(`ferretdb exited: ${current.output().slice(-2000)}`);
+      return accepts(port);
+    });
+  };
+  await start();
+  return {
+    url: `mongodb://127.0.0.1:${port}`,
+    port,
+    current: () => current,
+    kill: async () => {
+      current.child.kill('SIGKILL');
+      await current.exited;
+    },
+    restart: start,
+    stop: async () => {
+      await stopChild(current);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The adapter as a real process. */
+export interface AdapterProcess extends ChildRun {
+  readonly httpPort: number;
+  /** SIGTERM, and the exit code or signal. */
+  stop(): Promise<number | string>;
+}
+
+/** What a harness is built on. */
+export interface HarnessOptions {
+  readonly natsUrl: string;
+  readonly mongoUrl: string;
+  readonly dbName: string;
+  /** Extra settings of every adapter process (e.g. short leases). */
+  readonly adapterEnv?: Record<string, string>;
+}
+
+/** Where a bound tool runs: the counting-echo fixture (count_calls, echo) or the hostile one (slow). */
+export type FixtureKind = 'counting' | 'hostile';
+
+/** A request on its way, with the reply the runtime will get. */
+export interface SentRequest {
+  readonly request: InvocationRequest;
+  /** The first reply on the request's inbox. */
+  readonly reply: (timeoutMs?: number) => Promise<InvocationReply>;
+}
+
+/** The world around adapter processes: NATS and MongoDB clients, the registry stand-in, tokens, fixtures. */
+export class AdapterHarness {
+  readonly messaging: Messaging;
+  readonly store: Store;
+  readonly #options: HarnessOptions;
+  readonly #descriptors: TypedKv<ToolDescriptor>;
+  readonly #registry: ServeHandle;
+  readonly #agentKey: SigningKeyPair;
+  readonly #receiptKey: string;
+  readonly #dir: string;
+  /** The fixture servers the registry stand-in knows, by server id (shared with its handler). */
+  readonly #servers: Map<string, { readonly kind: FixtureKind; readonly scope: Scope }>;
+  readonly #processes: ChildRun[] = [];
+  readonly #subscriptions: { unsubscribe(): void }[] = [];
+
+  private constructor(options: HarnessOptions, parts: { messaging: Messaging; store: Store; descriptors: TypedKv<ToolDescriptor>; registry: ServeHandle; agentKey: SigningKeyPair; dir: string; servers: Map<string, { readonly kind: FixtureKind; readonly scope: Scope }> }) {
+    this.#servers = parts.servers;
+    this.#options = options;
+    this.messaging = parts.messaging;
+    this.store = parts.store;
+    this.#descriptors = parts.descriptors;
+    this.#registry = parts.registry;
+    this.#agentKey = parts.agentKey;
+    this.#dir = parts.dir;
+    this.#receiptKey = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+  }
+
+  /** Connects to NATS and MongoDB, opens the descriptor read model and answers the registry's getServer. */
+  static async start(options: HarnessOptions): Promise<AdapterHarness> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'adapter-fault-'));
+    const messaging = await connectMessaging({ url: options.natsUrl, name: 'adapter-fault-test' });
+    const store = await connectStore({ url: options.mongoUrl, dbName: options.dbName, appName: 'adapter-fault-test' });
+    const descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
+    const agentKey = await generateSigningKeyPair('acme-agent-1');
+    const servers = new Map<string, { readonly kind: FixtureKind; readonly scope: Scope }>();
+    const registry = await serve(messaging, {
+      subject: commandFilter('registry', { operation: 'getServer' }),
+      queue: 'test-registry',
+      requestSchema: ServerRequest,
+      replySchema: ServerReply,
+      handler: (request) => {
+        const known = servers.get(request.serverId);
+        if (known === undefined) throw new Error(`no server ${request.serverId}`);
+        return Promise.resolve({ server: fixtureServer(request.serverId, known.scope, known.kind, countFileIn(dir, known.scope)) });
+      },
+    });
+    return new AdapterHarness(options, { messaging, store, descriptors, registry, agentKey, dir, servers });
+  }
+
+  /** The environment of an adapter process on this harness's NATS and database. */
+  adapterEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      NATS_URL: this.#options.natsUrl,
+      MONGODB_URL: this.#options.mongoUrl,
+      MONGODB_DATABASE: this.#options.dbName,
+      LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
+      TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [harnessTenant]: [this.#agentKey.publicJwk] }),
+      ADAPTER_SIGNING_KEY: this.#receiptKey,
+      ADAPTER_SIGNING_KEY_ID: 'adapter-fault-test',
+      ...this.#options.adapterEnv,
+      ...extra,
+    };
+  }
+
+  /** Starts `node services/tool-adapter/dist/main.js` and waits until it is ready (or dies at a failpoint first). */
+  async startAdapter(extra: Record<string, string> = {}, options: { readonly waitReady?: boolean } = {}): Promise<AdapterProcess> {
+    if (!existsSync(adapterMain)) throw new Error(`${adapterMain} is missing: run \`npx tsc -b services/tool-adapter\``);
+    const httpPort = await freePort();
+    const adapter = run(process.execPath, [adapterMain], this.adapterEnv({ HTTP_PORT: String(httpPort), ...extra }));
+    this.#processes.push(adapter);
+    if (options.waitReady ?? true) {
+      await waitFor('the adapter to be ready', async () => {
+        if (!adapter.running()) throw new Error(`the adapter exited before it was ready: ${adapter.output().slice(-3000)}`);
+        return answers200(`http://127.0.0.1:${httpPort}/readyz`);
+      });
+    }
+    return { ...adapter, httpPort, stop: () => stopChild(adapter, 15_000) };
+  }
+
+  /** A fresh workspace with the agent's profile (fixture.* allowed). */
+  async freshScope(): Promise<Scope> {
+    const scope = { tenant: harnessTenant, workspace: `w_${randomUUID().slice(0, 8)}` };
+    const now = new Date().toISOString();
+    const profile: AgentProfile = { ...scope, agentId: harnessAgent, allowedTools: ['fixture.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], updatedBy: 'user:admin', updatedAt: now, version: 1 };
+    await this.store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, harnessAgent) });
+    return scope;
+  }
+
+  /** Binds a tool of a fixture server in the read model (one server per scope and fixture kind). */
+  async bindTool(scope: Scope, toolId: string, providerToolName: string, kind: FixtureKind, overrides: Partial<ToolDescriptor> = {}): Promise<ToolDescriptor> {
+    let serverId = [...this.#servers].find(([, server]) => server.kind === kind && server.scope.workspace === scope.workspace)?.[0];
+    if (serverId === undefined) {
+      serverId = randomUUID();
+      this.#servers.set(serverId, { kind, scope });
+    }
+    const now = new Date().toISOString();
+    const descriptor = ToolDescriptor.parse({
+      ...scope,
+      toolId,
+      toolVersion: '1',
+      kind: 'Mcp',
+      providerToolName,
+      description: `The fixture's ${providerToolName}.`,
+      inputSchemaJson: JSON.stringify({ type: 'object' }),
+      definitionHash: 'a'.repeat(64),
+      sideEffectClass: 'READ',
+      riskClass: 'LOW',
+      idempotency: 'NATURAL',
+      authorization: { permissions: [], roles: [] },
+      secretDependencies: [],
+      timeoutMs: 20_000,
+      retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
+      rateLimits: [],
+      auditRequirements: { argumentsHash: true, resultHash: true },
+      sandboxKind: 'Process',
+      mcpServerId: serverId,
+      healthy: true,
+      active: true,
+      boundBy: 'user:admin',
+      boundAt: now,
+      updatedAt: now,
+      version: 1,
+      ...overrides,
+    });
+    await this.#descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+    return descriptor;
+  }
+
+  /** A context token of the harness's agent for `scope`. */
+  async contextToken(scope: Scope): Promise<string> {
+    return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId: harnessAgent, agentRevision: '7' }, this.#agentKey.privateKey, { kid: this.#agentKey.kid, expiresIn: '10m' });
+  }
+
+  /** Publishes a request (subscribed to its reply inbox first); `msgId` defaults to the request's own. */
+  async send(scope: Scope, body: { toolId: string; arguments: Record<string, unknown>; idempotencyKey: string }, msgId?: string): Promise<SentRequest> {
+    const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+    const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: await this.contextToken(scope), replyInbox });
+    const replies: InvocationReply[] = [];
+    const waiters: ((reply: InvocationReply) => void)[] = [];
+    const subscription = this.messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), {
+      callback: (error, message) => {
+        if (error !== null) return;
+        const reply = InvocationReply.parse(JSON.parse(message.string()));
+        replies.push(reply);
+        for (const waiter of waiters.splice(0)) waiter(reply);
+      },
+    });
+    this.#subscriptions.push(subscription);
+    await this.messaging.connection.flush();
+    await publish(this.messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: msgId ?? invocationRequestMsgId(scope, request) });
+    return {
+      request,
+      reply: (timeoutMs = 90_000) => {
+        const first = replies[0];
+        if (first !== undefined) return Promise.resolve(first);
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no reply to ${body.idempotencyKey} within ${timeoutMs} ms`)), timeoutMs);
+          waiters.push((reply) => {
+            clearTimeout(timer);
+            resolve(reply);
+          });
+        });
+      },
+    };
+  }
+
+  /** How many lines `label` the fixture servers of `scope` wrote to their count file (count_calls, slow-started …). */
+  async executions(scope: Scope, label = 'count_calls'): Promise<number> {
+    try {
+      return (await readFile(countFileIn(this.#dir, scope), 'utf8')).split('\n').filter((line) => line === label).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The stored invocation under `idempotencyKey`, if any. */
+  async stored(scope: Scope, idempotencyKey: string): Promise<StoredInvocation | undefined> {
+    return (await this.store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) })) ?? undefined;
+  }
+
+  /** Every lifecycle event of `scope` the events stream holds (JetStream dropped the duplicates of republished ones). */
+  async storedEvents(scope: Scope): Promise<LifecycleEvent[]> {
+    const name = streams.events.name;
+    const info = await this.messaging.manager.streams.info(name);
+    const events: LifecycleEvent[] = [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq += 1) {
+      const message = await this.messaging.manager.streams.getMessage(name, { seq });
+      if (message === null) continue;
+      const event = LifecycleEvent.parse(JSON.parse(message.string()));
+      if (event.metadata.tenant === scope.tenant && event.metadata.workspace === scope.workspace) events.push(event);
+    }
+    return events;
+  }
+
+  /** Stops every process it started, the responder and the connections. */
+  async close(): Promise<void> {
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
+    await Promise.all(this.#processes.map((child) => stopChild(child, 3_000)));
+    await this.#registry.stop();
+    await this.messaging.drain();
+    await this.store.close();
+    await rm(this.#dir, { recursive: true, force: true });
+  }
+}
+
+function countFileIn(dir: string, scope: Scope): string {
+  return path.join(dir, `count-${scope.workspace}`);
+}
+
+function fixtureServer(serverId: string, scope: Scope, kind: FixtureKind, countFile: string): McpServer {
+  const now = new Date().toISOString();
+  return McpServer.parse({
+    serverId,
+    ...scope,
+    name: kind,
+    direction: 'Consumed',
+    transport: 'Stdio',
+    command: { executable: process.execPath, args: [fixtureServerPath(kind === 'counting' ? FixtureServer.countingEcho : FixtureServer.hostile)], env: [{ name: 'COUNT_FILE', value: countFile }] },
+    authentication: 'None',
+    governancePolicyRef: 'default',
+    state: 'Active',
+    health: { consecutiveFailures: 0 },
+    registeredBy: 'user:admin',
+    registeredAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+}

@@ -1,0 +1,203 @@
+// The adapter PROCESS killed with SIGKILL at each step of the pipeline (failpoints, or a kill while the provider
+// call runs), then started again: the request the first process had taken is redelivered once its ack wait ran
+// out, and every accepted request ends in exactly one terminal state; a non-idempotent tool never runs twice, an
+// interrupted write ends Uncertain with ToolEffectUncertain, an interrupted READ gets attempt 2 and ends Observed.
+// Each scenario has a nats-server of its own (the adapter's stream and consumer names are fixed), so scenarios
+// run side by side without taking each other's requests.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { isTerminalInvocationState, type InvocationReply, type LifecycleEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
+import { testScope } from '@toolplane/testing';
+import { adapterFailpoints } from '../src/app/invocation-handler.js';
+import { AdapterHarness, startNatsServer, waitFor } from './adapter-harness.js';
+
+// Short processing leases, so a restarted adapter takes over what a dead one held as soon as JetStream redelivers
+// (after the consumer's 30 s ack wait). Deadlines are long enough to leave a second attempt room after that.
+const adapterEnv = { ADAPTER_PROCESSING_LEASE_MS: '3000', ADAPTER_CONCURRENCY: '4' };
+const timeoutMs = 75_000;
+const slowMs = 1_500;
+const terminalTypes = new Set(['ToolCallCompleted', 'ToolCallFailed', 'ToolCallCancelled', 'ToolEffectUncertain', 'InvocationDenied']);
+
+type Effect = 'READ' | 'WRITE';
+type KillAt = { readonly failpoint: string } | { readonly duringExecution: true };
+
+async function withHarness<T>(label: string, work: (harness: AdapterHarness) => Promise<T>): Promise<T> {
+  const nats = await startNatsServer();
+  const { mongoUrl, dbName } = testScope(label);
+  let harness: AdapterHarness | undefined;
+  try {
+    harness = await AdapterHarness.start({ natsUrl: nats.url, mongoUrl, dbName, adapterEnv });
+    return await work(harness);
+  } finally {
+    await harness?.close();
+    await nats.stop();
+  }
+}
+
+/** Binds the scenario's tool: count_calls (counting fixture) or slow (hostile fixture), as a READ or a non-idempotent WRITE. */
+async function bindScenarioTool(harness: AdapterHarness, scope: Scope, effect: Effect, slow: boolean): Promise<ToolDescriptor> {
+  const classes: Partial<ToolDescriptor> = effect === 'READ' ? { sideEffectClass: 'READ', riskClass: 'LOW', idempotency: 'NATURAL' } : { sideEffectClass: 'WRITE', riskClass: 'MEDIUM', idempotency: 'NONE' };
+  return harness.bindTool(scope, 'fixture.tool', slow ? 'slow' : 'count_calls', slow ? 'hostile' : 'counting', { ...classes, timeoutMs });
+}
+
+/** Per invocation id, the terminal events the stream holds. */
+function terminalEventsByInvocation(events: readonly LifecycleEvent[]): Map<string, string[]> {
+  const byInvocation = new Map<string, string[]>();
+  for (const event of events) {
+    if (!terminalTypes.has(event.type) || !('invocationId' in event.metadata)) continue;
+    const id = event.metadata.invocationId;
+    byInvocation.set(id, [...(byInvocation.get(id) ?? []), event.type]);
+  }
+  return byInvocation;
+}
+
+interface CrashOutcome {
+  readonly harness: AdapterHarness;
+  readonly scope: Scope;
+  /** The stored invocation right after the kill. */
+  readonly left: { readonly state: string; readonly invocationId: string };
+  /** Executions (count lines) right after the kill. */
+  readonly executedBeforeRestart: number;
+  readonly reply: InvocationReply;
+  readonly executions: number;
+  readonly events: LifecycleEvent[];
+}
+
+/** Kills an adapter at `killAt` while it handles one request, starts another one, and collects how the call ended. */
+async function crashAndRecover(harness: AdapterHarness, effect: Effect, killAt: KillAt): Promise<CrashOutcome> {
+  const slow = 'duringExecution' in killAt;
+  const label = slow ? 'slow-started' : 'count_calls';
+  const scope = await harness.freshScope();
+  await bindScenarioTool(harness, scope, effect, slow);
+  const first = await harness.startAdapter('failpoint' in killAt ? { TOOLPLANE_FAILPOINTS: `${killAt.failpoint}=kill` } : {});
+  const call = await harness.send(scope, { toolId: 'fixture.tool', arguments: slow ? { ms: slowMs } : {}, idempotencyKey: 'crash-me' });
+  if (slow) {
+    await waitFor('the provider call to start', async () => (await harness.executions(scope, label)) === 1);
+    first.child.kill('SIGKILL');
+  }
+  expect(await first.exited).toBe('SIGKILL');
+  const left = await harness.stored(scope, 'crash-me');
+  if (left === undefined) throw new Error('nothing was stored before the kill');
+  const executedBeforeRestart = await harness.executions(scope, label);
+
+  const second = await harness.startAdapter();
+  const reply = await call.reply(120_000);
+  const done = await waitFor('the terminal fact', async () => {
+    const document = await harness.stored(scope, 'crash-me');
+    return document !== undefined && isTerminalInvocationState(document.state) && document.receipt !== undefined ? document : undefined;
+  });
+  // The terminal event is published after the terminal fact: wait for it before reading the stream.
+  const events = await waitFor('the terminal event', async () => {
+    const all = await harness.storedEvents(scope);
+    return (terminalEventsByInvocation(all).get(done.invocationId)?.length ?? 0) > 0 ? all : undefined;
+  });
+  expect(reply.ok).toBe(true);
+  if (reply.ok) expect(reply.data.receipt).toEqual(done.receipt);
+  // Exactly one terminal state: one ending per physical attempt, the last attempt's is the call's.
+  for (const [, types] of terminalEventsByInvocation(events)) expect(types).toHaveLength(1);
+  const executions = await harness.executions(scope, label);
+  // A later repeat of the request (another message id) replays the receipt and runs nothing.
+  const again = await (await harness.send(scope, { toolId: 'fixture.tool', arguments: slow ? { ms: slowMs } : {}, idempotencyKey: 'crash-me' }, randomUUID())).reply(30_000);
+  expect(again).toEqual(reply);
+  expect(await harness.executions(scope, label)).toBe(executions);
+  expect(await second.stop()).toBe(0);
+  return { harness, scope, left: { state: left.state, invocationId: left.invocationId }, executedBeforeRestart, reply, executions, events };
+}
+
+function receiptOf(outcome: CrashOutcome) {
+  if (!outcome.reply.ok) throw new Error(`the call failed: ${outcome.reply.error.code}`);
+  return outcome.reply.data.receipt;
+}
+
+function typesOf(outcome: CrashOutcome, invocationId: string): string[] {
+  return outcome.events.filter((event) => 'invocationId' in event.metadata && event.metadata.invocationId === invocationId).map((event) => event.type);
+}
+
+describe.concurrent('the adapter process killed at a pipeline step and started again', { timeout: 240_000 }, () => {
+  it.each(['READ', 'WRITE'] as const)('after Received: the %s call resumes as the same invocation and runs once', async (effect) => {
+    await withHarness(`crash_received_${effect}`, async (harness) => {
+      const outcome = await crashAndRecover(harness, effect, { failpoint: adapterFailpoints.afterReceived });
+      expect(outcome.left.state).toBe('Received');
+      expect(outcome.executedBeforeRestart).toBe(0);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1, invocationId: outcome.left.invocationId });
+      expect(outcome.executions).toBe(1);
+    });
+  });
+
+  it('after Started: a READ call gets attempt 2 and ends Observed, run once', async () => {
+    await withHarness('crash_started_read', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'READ', { failpoint: adapterFailpoints.afterStarted });
+      expect(outcome.left.state).toBe('Executing');
+      expect(outcome.executedBeforeRestart).toBe(0);
+      const receipt = receiptOf(outcome);
+      expect(receipt).toMatchObject({ state: 'Observed', attempt: 2 });
+      expect(receipt.invocationId).not.toBe(outcome.left.invocationId);
+      expect(typesOf(outcome, outcome.left.invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'ToolCallFailed']);
+      expect(outcome.executions).toBe(1);
+    });
+  });
+
+  it('after Started: a non-idempotent WRITE ends Uncertain with ToolEffectUncertain and never runs', async () => {
+    await withHarness('crash_started_write', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterStarted });
+      expect(outcome.left.state).toBe('Executing');
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: outcome.left.invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(outcome.executions).toBe(0);
+    });
+  });
+
+  it('during execution: a READ call gets attempt 2 and ends Observed', async () => {
+    await withHarness('crash_during_read', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'READ', { duringExecution: true });
+      expect(outcome.left.state).toBe('Executing');
+      expect(outcome.executedBeforeRestart).toBe(1);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 2 });
+      // A READ may run again: that is what attempt 2 is.
+      expect(outcome.executions).toBe(2);
+    });
+  });
+
+  it('during execution: a non-idempotent WRITE ends Uncertain and is never run again', async () => {
+    await withHarness('crash_during_write', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'WRITE', { duringExecution: true });
+      expect(outcome.left.state).toBe('Executing');
+      expect(outcome.executedBeforeRestart).toBe(1);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(outcome.executions).toBe(1);
+    });
+  });
+
+  it('after the provider returned, before the terminal fact: a READ gets attempt 2 and ends Observed', async () => {
+    await withHarness('crash_returned_read', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'READ', { failpoint: adapterFailpoints.afterProviderReturned });
+      expect(outcome.left.state).toBe('Executing');
+      expect(outcome.executedBeforeRestart).toBe(1);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 2 });
+      expect(outcome.executions).toBe(2);
+    });
+  });
+
+  it('after the provider returned, before the terminal fact: a non-idempotent WRITE ends Uncertain, run once', async () => {
+    await withHarness('crash_returned_write', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterProviderReturned });
+      expect(outcome.left.state).toBe('Executing');
+      expect(outcome.executedBeforeRestart).toBe(1);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: outcome.left.invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(outcome.executions).toBe(1);
+    });
+  });
+
+  it('after the terminal fact, before its events: a WRITE is replayed (events published once), never run again', async () => {
+    await withHarness('crash_terminal_write', async (harness) => {
+      const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterTerminal });
+      expect(outcome.left.state).toBe('Observed');
+      expect(outcome.executedBeforeRestart).toBe(1);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1, invocationId: outcome.left.invocationId });
+      expect(typesOf(outcome, outcome.left.invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'SandboxReleased', 'ToolCallCompleted']);
+      expect(outcome.executions).toBe(1);
+    });
+  });
+});
