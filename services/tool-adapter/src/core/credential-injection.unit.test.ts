@@ -64,7 +64,7 @@ describe('targetOf', () => {
   });
 
   it('puts an HTTP server’s leased settings in the named headers and its own connection in Authorization', () => {
-    expect(targetOf(http([{ name: 'X-Api-Key', connectionRef: 'api' }, { name: 'Authorization', value: 'plain' }], { connectionRef: 'oauth' }), new Map([['api', apiKey], ['oauth', oauth]]))).toEqual({
+    expect(targetOf(http([{ name: 'X-Api-Key', connectionRef: 'api' }, { name: 'Authorization', value: 'plain' }], { connectionRef: 'oauth' }), new Map<string, LeasedCredential>([['api', apiKey], ['oauth', oauth]]))).toEqual({
       transport: 'http',
       url: 'https://mcp.example/mcp',
       headers: { 'X-Api-Key': 'key-9', Authorization: 'Bearer at-5' },
