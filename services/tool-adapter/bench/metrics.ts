@@ -1,0 +1,37 @@
+// Cost counters read around a benchmark phase: a Prometheus counter by label, and a process's CPU time.
+import { readFile } from 'node:fs/promises';
+
+/** The values of counter `metric` at `url` (Prometheus text), summed by the value of `label`. */
+export async function scrapeCounters(url: string, metric: string, label: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url)).text();
+  const values = new Map<string, number>();
+  const pattern = new RegExp(`^${metric}\\{([^}]*)\\}\\s+(\\S+)`);
+  for (const line of text.split('\n')) {
+    const match = pattern.exec(line);
+    if (match === null) continue;
+    const labels = match[1] ?? '';
+    const name = new RegExp(`(?:^|,)${label}="([^"]*)"`).exec(labels)?.[1] ?? '';
+    values.set(name, (values.get(name) ?? 0) + Number(match[2]));
+  }
+  return values;
+}
+
+/** after − before, by name. */
+export function counterDelta(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [name, value] of after) delta.set(name, value - (before.get(name) ?? 0));
+  return delta;
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc); undefined elsewhere or when it is gone. */
+export async function processCpuMs(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'; utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
