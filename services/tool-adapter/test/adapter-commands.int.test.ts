@@ -1,0 +1,461 @@
+// The tool adapter's operator commands in-process against real NATS and FerretDB: agent profile and tenant policy
+// CRUD with version guards and operator tokens, a policy written over request/reply taking effect on the next call,
+// and the reconciliation of a call that a redelivery after a crash ended Uncertain.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import {
+  InvocationReply,
+  InvocationRequest,
+  LifecycleEvent,
+  McpServer,
+  POLICY_ADMIN_ROLE,
+  ServerReply,
+  ServerRequest,
+  ToolDescriptor,
+  adapterCommandSchemas,
+  commandFilter,
+  commandSubject,
+  descriptorKey,
+  eventFilter,
+  hasErrorCode,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  type AgentProfileInput,
+  type OperatorClaims,
+  type Scope,
+  type TenantPolicyInput,
+} from '@toolplane/contracts';
+import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { startService, type RunningService } from '@toolplane/service-kit';
+import { connectStore, type Store } from '@toolplane/store';
+import { testScope } from '@toolplane/testing';
+import {
+  advancePipeline,
+  agentProfileId,
+  agentProfiles,
+  defaultTenantPolicy,
+  descriptorBucket,
+  evaluatePolicy,
+  invocationDocumentId,
+  receiptSigner,
+  receiveInvocation,
+  toolAdapterService,
+  toolInvocations,
+  verifyReceipt,
+  type PipelineState,
+  type StageOutcome,
+} from '../src/mod.js';
+
+const infra = testScope('adapter_commands');
+// A tenant of this file's own: the policy tests change the tenant policy.
+const tenant = `t${randomUUID().slice(0, 8)}`;
+const agentId = 'agent-support';
+const receiptKeyId = 'adapter-commands-test';
+
+let tenantKey: SigningKeyPair;
+let forgerKey: SigningKeyPair;
+let receiptPublicKey: KeyObject;
+let receiptPrivateKey: KeyObject;
+let adapter: RunningService;
+let messaging: Messaging;
+let store: Store;
+let descriptors: TypedKv<ToolDescriptor>;
+let registry: ServeHandle;
+let tmp: string;
+const serverIds = new Map<string, string>();
+const boundTools = new Map<string, ToolDescriptor>();
+
+beforeAll(async () => {
+  tenantKey = await generateSigningKeyPair('tenant-1');
+  // Same kid, another key: what a forger without the tenant's private key can make.
+  forgerKey = await generateSigningKeyPair('tenant-1');
+  const receiptKeys = generateKeyPairSync('ed25519');
+  receiptPublicKey = receiptKeys.publicKey;
+  receiptPrivateKey = receiptKeys.privateKey;
+  tmp = await mkdtemp(path.join(tmpdir(), 'adapter-commands-'));
+  adapter = await startService(toolAdapterService, {
+    NATS_URL: infra.natsUrl,
+    MONGODB_URL: infra.mongoUrl,
+    MONGODB_DATABASE: infra.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [tenantKey.publicJwk] }),
+    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
+  });
+  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-commands-test' });
+  store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-commands-test' });
+  descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
+  // Stands in for the registry's getServer: the counting fixture of the asking workspace.
+  registry = await serve(messaging, {
+    subject: commandFilter('registry', { tenant, operation: 'getServer' }),
+    queue: 'test-registry',
+    requestSchema: ServerRequest,
+    replySchema: ServerReply,
+    handler: (request, context) => {
+      const [, , , subjectTenant, workspace] = context.subject.split('.');
+      return Promise.resolve({ server: fixtureServer({ tenant: subjectTenant ?? '', workspace: workspace ?? '' }, request.serverId) });
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await adapter?.stop();
+  await messaging?.drain();
+  await store?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+let workspaces = 0;
+function newWorkspace(): Scope {
+  workspaces += 1;
+  const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
+  serverIds.set(scope.workspace, randomUUID());
+  return scope;
+}
+
+function operator(scope: Scope, roles: string[], principal = 'user:ada@example.com'): OperatorClaims {
+  return { kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal, roles };
+}
+
+function tokenOf(claims: OperatorClaims, key: SigningKeyPair = tenantKey): Promise<string> {
+  return issueToken(claims, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+}
+
+const adminOf = (scope: Scope) => tokenOf(operator(scope, [POLICY_ADMIN_ROLE]));
+const readerOf = (scope: Scope) => tokenOf(operator(scope, ['approver'], 'user:rita@example.com'));
+
+type Operation = Exclude<keyof typeof adapterCommandSchemas, 'effectiveTools' | 'lookupInvocation'>;
+type Body<O extends Operation> = z.input<(typeof adapterCommandSchemas)[O]['request']>;
+type Reply<O extends Operation> = z.output<(typeof adapterCommandSchemas)[O]['reply']>;
+
+/** Asks the adapter, as the holder of `token` (none: no Authorization header). */
+async function command<O extends Operation>(scope: Scope, operation: O, body: Body<O>, token: string | undefined): Promise<Reply<O>> {
+  const schemas = adapterCommandSchemas[operation];
+  return request(messaging, {
+    subject: commandSubject(scope, 'adapter', operation),
+    requestSchema: schemas.request as z.ZodType,
+    replySchema: schemas.reply as unknown as z.ZodType<Reply<O>>,
+    body,
+    timeoutMs: 15_000,
+    ...(token === undefined ? {} : { headers: bearerHeaders(token) }),
+  });
+}
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (hasErrorCode(error)) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+function profileInput(agent: string, overrides: Partial<AgentProfileInput> = {}): AgentProfileInput {
+  return { agentId: agent, allowedTools: ['fixture.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], ...overrides };
+}
+
+function policyInput(overrides: Partial<TenantPolicyInput> = {}): TenantPolicyInput {
+  const { tenant: _tenant, updatedBy: _by, updatedAt: _at, version: _version, ...defaults } = defaultTenantPolicy(tenant, new Date().toISOString());
+  return { ...defaults, ...overrides };
+}
+
+function fixtureServer(scope: Scope, serverId: string): McpServer {
+  const now = new Date().toISOString();
+  return McpServer.parse({
+    serverId,
+    ...scope,
+    name: 'fixture',
+    direction: 'Consumed',
+    transport: 'Stdio',
+    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
+    authentication: 'None',
+    governancePolicyRef: 'default',
+    state: 'Active',
+    health: { consecutiveFailures: 0 },
+    registeredBy: 'user:admin',
+    registeredAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+}
+
+function countFileOf(scope: Scope): string {
+  return path.join(tmp, `count-${scope.workspace}`);
+}
+
+async function executions(scope: Scope): Promise<number> {
+  try {
+    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Writes a descriptor of the fixture's count_calls into the registry's read model. */
+async function bindTool(scope: Scope, toolId: string, overrides: Partial<ToolDescriptor> = {}): Promise<ToolDescriptor> {
+  const now = new Date().toISOString();
+  const descriptor = ToolDescriptor.parse({
+    ...scope,
+    toolId,
+    toolVersion: '1',
+    kind: 'Mcp',
+    providerToolName: 'count_calls',
+    description: 'Counts its calls.',
+    inputSchemaJson: JSON.stringify({ type: 'object', properties: { n: { type: 'integer' } } }),
+    definitionHash: 'a'.repeat(64),
+    sideEffectClass: 'READ',
+    riskClass: 'LOW',
+    idempotency: 'NATURAL',
+    authorization: { permissions: [], roles: [] },
+    secretDependencies: [],
+    timeoutMs: 20_000,
+    retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
+    rateLimits: [],
+    auditRequirements: { argumentsHash: true, resultHash: true },
+    sandboxKind: 'Process',
+    mcpServerId: serverIds.get(scope.workspace),
+    healthy: true,
+    active: true,
+    boundBy: 'user:admin',
+    boundAt: now,
+    updatedAt: now,
+    version: 1,
+    ...overrides,
+  });
+  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  boundTools.set(`${scope.workspace} ${toolId}`, descriptor);
+  return descriptor;
+}
+
+/** A workspace whose agent profile is written over request/reply, with a READ and a non-idempotent WRITE tool. */
+async function preparedWorkspace(): Promise<Scope> {
+  const scope = newWorkspace();
+  await command(scope, 'putAgentProfile', { profile: profileInput(agentId), expectedVersion: 0 }, await adminOf(scope));
+  await bindTool(scope, 'fixture.count');
+  await bindTool(scope, 'fixture.write', { sideEffectClass: 'WRITE', riskClass: 'MEDIUM', idempotency: 'NONE' });
+  return scope;
+}
+
+async function invoke(scope: Scope, toolId: string, idempotencyKey: string, replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`): Promise<InvocationReply> {
+  const contextToken = await issueToken({ kind: 'agent', ...scope, principal: 'user:alice@example.com', agentId, agentRevision: '7' }, tenantKey.privateKey, { kid: tenantKey.kid, expiresIn: '5m' });
+  const body = InvocationRequest.parse({ toolId, arguments: { n: 1 }, idempotencyKey, correlationId: 'run-1', contextToken, replyInbox });
+  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: 30_000 });
+  await messaging.connection.flush();
+  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: body, msgId: invocationRequestMsgId(scope, body) });
+  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
+  throw new Error('no reply');
+}
+
+/**
+ * Leaves a call as a crash during execution would: the document Executing (built by the core, as the adapter builds
+ * it) with its processing lease expired. The request's redelivery then finds it.
+ */
+async function leftExecuting(scope: Scope, toolId: string, idempotencyKey: string, replyInbox: string) {
+  const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
+  if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
+  const now = new Date().toISOString();
+  const caller = { principal: 'user:alice@example.com', agentId, agentRevision: '7', roles: [] };
+  const args = { n: 1 };
+  const received = receiveInvocation(
+    { scope, request: { toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox }, caller, invocationId: randomUUID(), resolvedToolVersion: '1', defaultTimeoutMs: 20_000 },
+    { now },
+  );
+  const profile = await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  const { invocation } = received.state;
+  const decision = evaluatePolicy({
+    subject: { invocationId: invocation.invocationId, ...scope, toolId, toolVersion: '1', requestHash: invocation.requestHash, arguments: args },
+    descriptor,
+    caller,
+    agentProfile: profile ?? undefined,
+    tenantPolicy: defaultTenantPolicy(scope.tenant, now),
+    rateCounters: new Map(),
+    now,
+  }).decision;
+  const outcomes: StageOutcome[] = [
+    { step: 'TOOL_RESOLUTION', descriptor },
+    { step: 'SCHEMA_VALIDATION', check: { valid: true } },
+    { step: 'AGENT_PERMISSION', decision },
+    { step: 'TENANT_POLICY', decision },
+    { step: 'SIDE_EFFECT_CLASSIFICATION', decision },
+    { step: 'APPROVAL', result: 'not_required' },
+    { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
+    { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
+    { step: 'START' },
+  ];
+  let state: PipelineState = { ...received.state, descriptor };
+  for (const outcome of outcomes) {
+    const transition = advancePipeline(state, outcome, { now, signReceipt: receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey }) });
+    if (!transition.accepted) throw new Error(transition.problem);
+    state = transition.state;
+  }
+  const expired = new Date(Date.now() - 1_000).toISOString();
+  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired });
+  return state.invocation;
+}
+
+function stored(scope: Scope, idempotencyKey: string) {
+  return store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) });
+}
+
+describe('agent profiles over request/reply', () => {
+  it('creates, replaces, lists and deletes, each write guarded by expectedVersion and recorded with its author', { timeout: 60_000 }, async () => {
+    const scope = newWorkspace();
+    const admin = await adminOf(scope);
+    const created = await command(scope, 'putAgentProfile', { profile: profileInput('agent-a', { description: 'first' }), expectedVersion: 0 }, admin);
+    expect(created.profile).toMatchObject({ ...scope, agentId: 'agent-a', description: 'first', version: 1, updatedBy: 'user:ada@example.com' });
+    expect(await refusal(command(scope, 'putAgentProfile', { profile: profileInput('agent-a'), expectedVersion: 0 }, admin))).toBe(
+      'CONFLICT: agent profile agent-a: expected none to exist, found version 1',
+    );
+    // A replacement drops what it leaves out (the description).
+    const replaced = await command(scope, 'putAgentProfile', { profile: profileInput('agent-a', { maxRiskClass: 'LOW' }), expectedVersion: 1 }, admin);
+    expect(replaced.profile.version).toBe(2);
+    expect(replaced.profile.maxRiskClass).toBe('LOW');
+    expect(replaced.profile).not.toHaveProperty('description');
+    expect(await refusal(command(scope, 'putAgentProfile', { profile: profileInput('agent-a'), expectedVersion: 1 }, admin))).toBe(
+      'CONFLICT: agent profile agent-a: expected version 1, found version 2',
+    );
+    // Without expectedVersion a put overwrites whatever is stored.
+    expect((await command(scope, 'putAgentProfile', { profile: profileInput('agent-a', { maxRiskClass: 'MEDIUM' }) }, admin)).profile.version).toBe(3);
+    await command(scope, 'putAgentProfile', { profile: profileInput('agent-b') }, admin);
+    await command(scope, 'putAgentProfile', { profile: profileInput('agent-c') }, admin);
+
+    expect(await command(scope, 'getAgentProfile', { agentId: 'agent-a' }, admin)).toEqual({ profile: { ...replaced.profile, maxRiskClass: 'MEDIUM', version: 3, updatedAt: expect.any(String) as string } });
+    const first = await command(scope, 'listAgentProfiles', { limit: 2 }, admin);
+    expect(first.items.map((profile) => profile.agentId)).toEqual(['agent-a', 'agent-b']);
+    expect(first.next).not.toBeNull();
+    const second = await command(scope, 'listAgentProfiles', { limit: 2, after: first.next ?? '' }, admin);
+    expect(second).toMatchObject({ items: [{ agentId: 'agent-c' }], next: null });
+
+    expect(await refusal(command(scope, 'deleteAgentProfile', { agentId: 'agent-a', expectedVersion: 2 }, admin))).toBe('CONFLICT: agent profile agent-a: expected version 2, found version 3');
+    expect(await command(scope, 'deleteAgentProfile', { agentId: 'agent-a', expectedVersion: 3 }, admin)).toEqual({ agentId: 'agent-a', deleted: true });
+    expect(await refusal(command(scope, 'getAgentProfile', { agentId: 'agent-a' }, admin))).toBe(`NOT_FOUND: no agent profile agent-a in ${scope.tenant}/${scope.workspace}`);
+    expect(await command(scope, 'deleteAgentProfile', { agentId: 'agent-a' }, admin)).toEqual({ agentId: 'agent-a', deleted: false });
+    expect((await command(scope, 'listAgentProfiles', { limit: 10 }, admin)).items.map((profile) => profile.agentId)).toEqual(['agent-b', 'agent-c']);
+    // Re-created after a delete: "create only" sees no profile; versions keep counting past the delete.
+    expect((await command(scope, 'putAgentProfile', { profile: profileInput('agent-a'), expectedVersion: 0 }, admin)).profile.version).toBe(5);
+  });
+
+  it('a deleted profile no longer lets its agent call tools', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    expect((await invoke(scope, 'fixture.count', 'before-delete')).ok).toBe(true);
+    await command(scope, 'deleteAgentProfile', { agentId }, await adminOf(scope));
+    const reply = await invoke(scope, 'fixture.count', 'after-delete');
+    expect(reply.ok && reply.data.status).toBe('DENIED');
+    expect(reply.ok && reply.data.receipt.failure?.code).toBe('AUTHORIZATION_DENIED');
+    expect(await executions(scope)).toBe(1);
+  });
+});
+
+describe('operator tokens on the commands', () => {
+  it('lets a reader without the role read but not write, and refuses missing, forged and other-workspace tokens', { timeout: 60_000 }, async () => {
+    const scope = newWorkspace();
+    await command(scope, 'putAgentProfile', { profile: profileInput('agent-a') }, await adminOf(scope));
+    const reader = await readerOf(scope);
+    expect((await command(scope, 'getAgentProfile', { agentId: 'agent-a' }, reader)).profile.agentId).toBe('agent-a');
+    expect((await command(scope, 'getTenantPolicy', {}, reader)).policy.tenant).toBe(tenant);
+    expect(await refusal(command(scope, 'putAgentProfile', { profile: profileInput('agent-a') }, reader))).toBe(
+      `AUTHORIZATION_DENIED: operator user:rita@example.com lacks the role ${POLICY_ADMIN_ROLE} this operation needs`,
+    );
+    expect(await refusal(command(scope, 'deleteAgentProfile', { agentId: 'agent-a' }, reader))).toMatch(/^AUTHORIZATION_DENIED: /);
+    expect(await refusal(command(scope, 'putTenantPolicy', { policy: policyInput() }, reader))).toMatch(/^AUTHORIZATION_DENIED: /);
+    expect(await refusal(command(scope, 'reconcile', { toolCallId: randomUUID(), outcome: 'failed', reason: 'checked' }, reader))).toMatch(/^AUTHORIZATION_DENIED: /);
+
+    expect(await refusal(command(scope, 'getAgentProfile', { agentId: 'agent-a' }, undefined))).toBe('AUTHENTICATION_FAILED: no operator token: send one as "Authorization: Bearer <token>"');
+    const forged = await tokenOf(operator(scope, [POLICY_ADMIN_ROLE]), forgerKey);
+    expect(await refusal(command(scope, 'putAgentProfile', { profile: profileInput('agent-a') }, forged))).toBe('AUTHENTICATION_FAILED: token refused: the signature does not verify');
+    const elsewhere = await tokenOf(operator(newWorkspace(), [POLICY_ADMIN_ROLE]));
+    expect(await refusal(command(scope, 'getAgentProfile', { agentId: 'agent-a' }, elsewhere))).toBe(`AUTHENTICATION_FAILED: token refused: it does not cover workspace ${scope.workspace}`);
+    expect(await refusal(command(scope, 'deleteAgentProfile', { agentId: 'agent-a' }, elsewhere))).toMatch(/^AUTHENTICATION_FAILED: /);
+    // Nothing those requests asked for happened.
+    expect((await command(scope, 'getAgentProfile', { agentId: 'agent-a' }, reader)).profile.version).toBe(1);
+  });
+});
+
+describe('the tenant policy over request/reply', () => {
+  it('answers the default until one is written; a written kill switch denies the next call; stale versions conflict', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    const admin = await adminOf(scope);
+    const initial = await command(scope, 'getTenantPolicy', {}, admin);
+    expect(initial).toMatchObject({ isDefault: true, policy: { tenant, version: 1 } });
+    expect((await invoke(scope, 'fixture.count', 'before-kill')).ok).toBe(true);
+
+    expect(await refusal(command(scope, 'putTenantPolicy', { policy: policyInput({ commands: { block: ['(a)\\1'], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' } }), expectedVersion: 0 }, admin))).toMatch(
+      /^INVALID_ARGUMENT: commands\.block\[0\] "\(a\)\\\\1" cannot be used: /,
+    );
+    const killSwitch = { target: 'TOOL' as const, tools: 'fixture.count', reason: 'incident 7', engagedBy: 'user:someone-else', engagedAt: '2020-01-01T00:00:00.000Z' };
+    const written = await command(scope, 'putTenantPolicy', { policy: policyInput({ killSwitches: [killSwitch] }), expectedVersion: 0 }, admin);
+    expect(written.isDefault).toBe(false);
+    expect(written.policy).toMatchObject({ tenant, version: 1, updatedBy: 'user:ada@example.com' });
+    // Who engaged a switch is the token's principal, never what the body claims.
+    expect(written.policy.killSwitches).toEqual([{ ...killSwitch, engagedBy: 'user:ada@example.com', engagedAt: written.policy.updatedAt }]);
+    expect(await command(scope, 'getTenantPolicy', {}, admin)).toEqual(written);
+
+    const denied = await invoke(scope, 'fixture.count', 'after-kill');
+    expect(denied.ok && denied.data.status).toBe('DENIED');
+    expect(denied.ok && denied.data.receipt.failure?.message).toContain('incident 7');
+    expect(await executions(scope)).toBe(1);
+
+    expect(await refusal(command(scope, 'putTenantPolicy', { policy: policyInput(), expectedVersion: 0 }, admin))).toBe(`CONFLICT: the policy of tenant ${tenant}: expected none to exist, found version 1`);
+    const released = await command(scope, 'putTenantPolicy', { policy: policyInput(), expectedVersion: 1 }, admin);
+    expect(released.policy).toMatchObject({ version: 2, killSwitches: [] });
+    expect(await refusal(command(scope, 'putTenantPolicy', { policy: policyInput(), expectedVersion: 1 }, admin))).toBe(`CONFLICT: the policy of tenant ${tenant}: expected version 1, found version 2`);
+    expect((await invoke(scope, 'fixture.count', 'after-release')).ok && (await executions(scope))).toBe(2);
+  });
+});
+
+describe('reconciling an Uncertain call', () => {
+  it('settles it as observed or failed with the operator recorded, re-signs the receipt, publishes the end, and refuses a second time', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    const admin = await adminOf(scope);
+    const settled: Record<string, string> = {};
+    for (const outcome of ['observed', 'failed'] as const) {
+      const key = `crash-write-${outcome}`;
+      const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+      const interrupted = await leftExecuting(scope, 'fixture.write', key, replyInbox);
+      // The redelivered request finds it Executing with its handler gone: a non-idempotent write ends Uncertain.
+      const uncertain = await invoke(scope, 'fixture.write', key, replyInbox);
+      expect(uncertain.ok && uncertain.data.status).toBe('UNCERTAIN');
+
+      const events: LifecycleEvent[] = [];
+      const subscription = messaging.connection.subscribe(eventFilter(scope));
+      void (async () => {
+        for await (const message of subscription) events.push(LifecycleEvent.parse(JSON.parse(message.string())));
+      })();
+      await messaging.connection.flush();
+      const { result } = await command(scope, 'reconcile', { toolCallId: interrupted.toolCallId, outcome, reason: 'checked the provider: ticket 12' }, admin);
+      expect(result.status).toBe(outcome === 'observed' ? 'SUCCESS' : 'FAILED');
+      expect(result.receipt).toMatchObject({ toolCallId: interrupted.toolCallId, invocationId: interrupted.invocationId, state: outcome === 'observed' ? 'Observed' : 'Failed' });
+      const verification = verifyReceipt(result.receipt, new Map([[receiptKeyId, receiptPublicKey]]));
+      expect(verification.valid).toBe(true);
+
+      const document = await stored(scope, key);
+      expect(document).toMatchObject({ state: outcome === 'observed' ? 'Observed' : 'Failed', reconciliation: { outcome, by: 'user:ada@example.com', reason: 'checked the provider: ticket 12' } });
+      expect(document?.receipt).toEqual(result.receipt);
+      expect(document?.leaseUntil).toBeUndefined();
+      const terminal = outcome === 'observed' ? 'ToolCallCompleted' : 'ToolCallFailed';
+      const deadline = Date.now() + 15_000;
+      while (!events.some((event) => event.type === terminal) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      subscription.unsubscribe();
+      expect(events.filter((event) => 'toolCallId' in event.metadata && event.metadata.toolCallId === interrupted.toolCallId).map((event) => event.type)).toContain(terminal);
+
+      expect(await refusal(command(scope, 'reconcile', { toolCallId: interrupted.toolCallId, outcome, reason: 'again' }, admin))).toBe(
+        `CONFLICT: only an Uncertain invocation can be reconciled; this one is ${outcome === 'observed' ? 'Observed' : 'Failed'}`,
+      );
+      settled[outcome] = result.receipt.state;
+    }
+    expect(settled).toEqual({ observed: 'Observed', failed: 'Failed' });
+    // Nothing ran: reconciliation records what the operator found, it never executes.
+    expect(await executions(scope)).toBe(0);
+    expect(await refusal(command(scope, 'reconcile', { toolCallId: randomUUID(), outcome: 'failed', reason: 'x' }, admin))).toMatch(/^NOT_FOUND: no call /);
+  });
+});
