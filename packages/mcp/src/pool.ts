@@ -7,6 +7,14 @@ import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './
 export interface McpPoolOptions {
   /** How sessions are opened (limits, handshake deadline…); `signal` is the pool's own. */
   readonly connect?: Omit<McpConnectOptions, 'signal'> | undefined;
+  /**
+   * Closes a session no call has used for this long (none by default). Targets carrying credentials change when a
+   * credential is rotated or refreshed, and each credential set has its own session: without this, every old one
+   * would stay open (a process, for stdio) until the pool closes.
+   */
+  readonly idleTimeoutMs?: number | undefined;
+  /** The clock idleness is measured with (tests). */
+  readonly now?: (() => number) | undefined;
 }
 
 /** Sessions shared by target: one open session per target key, reopened when it breaks. */
@@ -34,7 +42,33 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
   const connecting = new Map<string, Promise<McpSession>>();
   const listeners = new Map<string, Set<() => void>>();
   const lifetime = new AbortController();
+  const now = options.now ?? performance.now.bind(performance);
+  /** When each session was last used, and how many calls are in flight on it (a busy session is never idle). */
+  const usage = new Map<string, { lastUsed: number; inFlight: number }>();
   let closing: Promise<void> | undefined;
+
+  const touch = (key: string, delta: number): void => {
+    const entry = usage.get(key) ?? { lastUsed: now(), inFlight: 0 };
+    entry.lastUsed = now();
+    entry.inFlight += delta;
+    usage.set(key, entry);
+  };
+
+  const sweepIdle = (): void => {
+    const idleMs = options.idleTimeoutMs;
+    if (idleMs === undefined) return;
+    for (const [key, session] of sessions) {
+      const entry = usage.get(key);
+      if (entry !== undefined && (entry.inFlight > 0 || now() - entry.lastUsed < idleMs)) continue;
+      sessions.delete(key);
+      usage.delete(key);
+      session.close().catch(() => undefined);
+    }
+    // Targets that never got a session (a failed connect) are forgotten once idle too.
+    for (const [key, entry] of usage) if (!sessions.has(key) && !connecting.has(key) && entry.inFlight === 0 && now() - entry.lastUsed >= idleMs) usage.delete(key);
+  };
+  const sweeper = options.idleTimeoutMs === undefined ? undefined : setInterval(sweepIdle, Math.max(50, Math.min(options.idleTimeoutMs / 2, 30_000)));
+  sweeper?.unref();
 
   const open = (key: string, target: McpTarget): Promise<McpSession> => {
     const pending = connectMcp(target, { ...options.connect, signal: lifetime.signal })
@@ -48,7 +82,9 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
           for (const listener of [...(listeners.get(key) ?? [])]) listener();
         });
         session.onClose(() => {
-          if (sessions.get(key) === session) sessions.delete(key);
+          if (sessions.get(key) !== session) return;
+          sessions.delete(key);
+          if (usage.get(key)?.inFlight === 0) usage.delete(key);
         });
         return session;
       })
@@ -61,6 +97,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     if (closing !== undefined) throw poolClosed();
     validateTarget(target);
     const key = mcpTargetKey(target);
+    touch(key, 0);
     const current = sessions.get(key);
     if (current?.isOpen === true) return current;
     if (current !== undefined) sessions.delete(key);
@@ -72,9 +109,15 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     session,
     async callTool(target, name, args, requestOptions = {}) {
       const started = performance.now();
-      const pooled = await session(target, requestOptions);
-      const remaining = requestOptions.timeoutMs === undefined ? undefined : Math.max(0, requestOptions.timeoutMs - (performance.now() - started));
-      return pooled.callTool(name, args, { signal: requestOptions.signal, timeoutMs: remaining === undefined ? undefined : Math.floor(remaining) });
+      const key = mcpTargetKey(validateTarget(target));
+      touch(key, 1);
+      try {
+        const pooled = await session(target, requestOptions);
+        const remaining = requestOptions.timeoutMs === undefined ? undefined : Math.max(0, requestOptions.timeoutMs - (performance.now() - started));
+        return await pooled.callTool(name, args, { signal: requestOptions.signal, timeoutMs: remaining === undefined ? undefined : Math.floor(remaining) });
+      } finally {
+        touch(key, -1);
+      }
     },
     onToolsListChanged(target, listener) {
       const key = mcpTargetKey(target);
@@ -93,6 +136,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
       const key = mcpTargetKey(target);
       const current = sessions.get(key);
       sessions.delete(key);
+      usage.delete(key);
       await current?.close();
     },
     get size() {
@@ -100,6 +144,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     },
     close() {
       closing ??= (async () => {
+        if (sweeper !== undefined) clearInterval(sweeper);
         lifetime.abort(poolClosed());
         await Promise.allSettled([...connecting.values()]);
         const open = [...sessions.values()];

@@ -53,6 +53,8 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   TOOL_ADAPTER_SECRET_KEY_ID: SealingKeyId.default('tool-adapter'),
   /** How long one lease request waits for the secret broker (asked again until the call's deadline). */
   ADAPTER_SECRET_BROKER_TIMEOUT_MS: millisecondsSetting(5_000),
+  /** An MCP session (a stdio process) no call used for this long is closed: e.g. one holding a rotated credential. */
+  ADAPTER_MCP_IDLE_TIMEOUT_MS: millisecondsSetting(300_000),
   /** Requests handled at once by this replica. */
   ADAPTER_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').default(32),
 });
@@ -112,7 +114,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     sweeper.unref();
     context.onShutdown('rate-slot-sweeper', () => Promise.resolve(clearInterval(sweeper)));
 
-    const pool = createMcpPool();
+    const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS });
     context.onShutdown('mcp-pool', () => pool.close());
 
     const runtime: InvocationRuntime = {
