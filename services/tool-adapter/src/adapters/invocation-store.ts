@@ -82,7 +82,7 @@ export class InvocationStore {
       {
         id: invocationDocumentId(scope, previous.idempotencyKey),
         expect: { version: previous.version, state: previous.state },
-        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now, next) }), ...(options.outbox === undefined ? {} : { outbox: [...options.outbox] }) },
+        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now) }), ...(options.outbox === undefined ? {} : { outbox: [...options.outbox] }) },
         ...(unset.length === 0 ? {} : { unset: unset as never }),
       },
       options.signal ? { signal: options.signal } : {},
@@ -91,9 +91,24 @@ export class InvocationStore {
     return { ...next, version: result.document.version };
   }
 
-  #leaseFrom(now: Date, invocation?: ToolInvocation): string {
-    // An executing call is held until its deadline (plus a margin): a provider call is never cut short by the lease.
-    const until = invocation?.state === 'Executing' ? Math.max(now.getTime() + this.#leaseMs, Date.parse(invocation.deadline) + 5_000) : now.getTime() + this.#leaseMs;
-    return new Date(until).toISOString();
+  /**
+   * Keeps the processing lease of an executing call alive while its provider call runs, renewing it every third of
+   * the lease (without changing the version); the returned function stops. A live handler is never taken over, and a
+   * dead one's lease lapses within one lease, so a redelivery can still start attempt 2 before the call's deadline.
+   */
+  holdWhileExecuting(invocation: ToolInvocation, clock: () => Date): () => void {
+    const id = invocationDocumentId({ tenant: invocation.tenant, workspace: invocation.workspace }, invocation.idempotencyKey);
+    const renew = () => {
+      // A renewal that fails (the store briefly away) only lets the lease lapse early: a takeover then starts a READ
+      // again or ends a write Uncertain, and this handler's terminal write loses its compare-and-set.
+      this.#collection.raw.updateOne({ _id: id, version: invocation.version, state: 'Executing' }, { $set: { leaseUntil: this.#leaseFrom(clock()) } }).catch(() => undefined);
+    };
+    const timer = setInterval(renew, Math.max(100, Math.floor(this.#leaseMs / 3)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  #leaseFrom(now: Date): string {
+    return new Date(now.getTime() + this.#leaseMs).toISOString();
   }
 }

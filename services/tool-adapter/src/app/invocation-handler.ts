@@ -241,7 +241,14 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
     case 'EXECUTE': {
-      const execution = await execute(runtime, state, run, memo.target);
+      // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over.
+      const release = runtime.invocations.holdWhileExecuting(invocation, runtime.clock);
+      let execution: ExecutionResult;
+      try {
+        execution = await execute(runtime, state, run, memo.target);
+      } finally {
+        release();
+      }
       failpoint(adapterFailpoints.afterProviderReturned);
       return { step: 'EXECUTE', execution };
     }
