@@ -308,6 +308,10 @@ describe('the invocation pipeline', () => {
     expect(advancePipeline(atBroker, { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] }, ctx()).accepted).toBe(false);
     const brokerDenied = must(advancePipeline(atBroker, { step: 'CREDENTIAL_BROKER', result: 'denied', failure: { code: 'AUTHORIZATION_DENIED', message: 'connection not allowed', retryable: false } }, ctx()));
     expect(brokerDenied.state.ending).toMatchObject({ deniedStage: 'CREDENTIAL_BROKER' });
+    // The server's own connections add leases beyond the tool's dependencies; each connection is leased once.
+    const extra = must(advancePipeline(atBroker, { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [ids.lease, ids.sandbox] }, ctx()));
+    expect(extra.state.invocation.secretLeaseIds).toEqual([ids.lease, ids.sandbox]);
+    expect(advancePipeline(atBroker, { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [ids.lease, ids.lease] }, ctx()).accepted).toBe(false);
     const atSandbox = states.find((s) => s.step === 'SANDBOX') as PipelineState;
     expect(advancePipeline(atSandbox, { step: 'SANDBOX', result: 'not_needed' }, ctx()).accepted).toBe(false);
   });
