@@ -11,6 +11,12 @@ export const TOKEN_AUDIENCE = 'toolplane';
 /** The request header an operator token travels in, as `Bearer <token>`; never logged. */
 export const AUTHORIZATION_HEADER = 'Authorization';
 
+/**
+ * The role an operator token must carry for platform operations that touch every workspace of a tenant, such as
+ * rebuilding the audit projections; reading them needs only an operator token of the scope.
+ */
+export const PLATFORM_ADMIN_ROLE = 'platform-admin';
+
 /** Who a token speaks for: an agent runtime acting for a principal, or a human operator. */
 export const TokenKind = z.enum(['agent', 'human']);
 export type TokenKind = z.infer<typeof TokenKind>;

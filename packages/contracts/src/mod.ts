@@ -84,6 +84,7 @@ export {
   AUTHORIZATION_HEADER,
   AgentContextClaims,
   OperatorClaims,
+  PLATFORM_ADMIN_ROLE,
   RoleName,
   TOKEN_AUDIENCE,
   TokenAlgorithm,
