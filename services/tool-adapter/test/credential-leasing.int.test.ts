@@ -299,6 +299,23 @@ describe('credential leasing', () => {
     expect(await executions(scope)).toBe(1);
   });
 
+  it('scrubs a leased secret from a failure the tool reports, in the reply, the ToolCallFailed event and the document', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const secret = canary();
+    await bindTool(scope, 'vault.fail', 'fail_with_env', ['echo-token']);
+    await secrets(scope, 'createConnection', { name: 'echo-token', allowedTools: ['vault.fail'], credential: { kind: 'bearer', token: secret } });
+    const recorder = await recordEvents(scope);
+
+    const reply = await invoke(scope, 'vault.fail', { name: 'ECHO_TOKEN' }, 'fail-1');
+    expect(reply.ok && reply.data.status).toBe('FAILED');
+    const message = reply.ok ? (reply.data.receipt.failure?.message ?? '') : '';
+    expect(message).toContain('upstream refused credential [REDACTED]');
+    await waitFor('ToolCallFailed', () => recorder.events.find((event) => event.type === 'ToolCallFailed'));
+    recorder.stop();
+    const everything = [JSON.stringify(reply), ...recorder.raw, JSON.stringify(await stored(scope, 'fail-1'))].join('\n');
+    for (const form of forms(secret)) expect(everything).not.toContain(form);
+  });
+
   it('refuses a call whose connection was revoked at CREDENTIAL_BROKER, and the tool never runs', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const secret = canary();
