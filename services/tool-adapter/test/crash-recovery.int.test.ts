@@ -201,3 +201,57 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
     });
   });
 });
+
+describe('two adapter replicas (processes) on one stream, one killed mid-flight', () => {
+  it('never execute one key twice: every copy gets the one receipt of its key, the interrupted write ends Uncertain', { timeout: 240_000 }, async () => {
+    await withHarness('replicas', async (harness) => {
+      const keys = 6;
+      const scopes: Scope[] = [];
+      // One workspace per key: each has its own count file, so executions are counted per key.
+      for (let index = 0; index < keys; index += 1) {
+        const scope = await harness.freshScope();
+        await bindScenarioTool(harness, scope, 'WRITE', true);
+        scopes.push(scope);
+      }
+      // Replica A dies the first time one of its provider calls returns; B is healthy.
+      const replicaA = await harness.startAdapter({ TOOLPLANE_FAILPOINTS: `${adapterFailpoints.afterProviderReturned}=kill`, ADAPTER_CONCURRENCY: '2', INSTANCE_ID: 'replica-a' });
+      const replicaB = await harness.startAdapter({ ADAPTER_CONCURRENCY: '2', INSTANCE_ID: 'replica-b' });
+      const sent = [];
+      // Two copies of every key under distinct message ids: only the store keeps them apart.
+      for (const scope of scopes) {
+        for (const copy of [undefined, randomUUID()]) sent.push({ scope, call: await harness.send(scope, { toolId: 'fixture.tool', arguments: { ms: 300 }, idempotencyKey: 'one-key' }, copy) });
+      }
+      expect(await replicaA.exited).toBe('SIGKILL');
+      // A comes back (without the failpoint): two replicas again while A's requests are redelivered.
+      const replicaA2 = await harness.startAdapter({ ADAPTER_CONCURRENCY: '2', INSTANCE_ID: 'replica-a2' });
+      const replies = await Promise.all(sent.map(async ({ scope, call }) => ({ scope, reply: await call.reply(150_000) })));
+
+      const states: string[] = [];
+      for (const scope of scopes) {
+        const ofKey = replies.filter((entry) => entry.scope === scope).map((entry) => entry.reply);
+        expect(ofKey).toHaveLength(2);
+        expect(ofKey[1]).toEqual(ofKey[0]);
+        const document = await harness.stored(scope, 'one-key');
+        expect(document?.state !== undefined && isTerminalInvocationState(document.state)).toBe(true);
+        if (ofKey[0]?.ok !== true || document === undefined) throw new Error(`key in ${scope.workspace} failed: ${JSON.stringify(ofKey[0])}`);
+        expect(ofKey[0].data.receipt).toEqual(document.receipt);
+        const executions = await harness.executions(scope, 'slow-started');
+        expect(executions).toBeLessThanOrEqual(1);
+        if (document.state === 'Observed') expect(executions).toBe(1);
+        if (document.state === 'Uncertain') {
+          const events = await waitFor('ToolEffectUncertain', async () => {
+            const all = await harness.storedEvents(scope);
+            return all.some((event) => event.type === 'ToolEffectUncertain') ? all : undefined;
+          });
+          for (const [, types] of terminalEventsByInvocation(events)) expect(types).toHaveLength(1);
+        }
+        states.push(document.state);
+      }
+      // The call A was in when it died had run: it cannot be repeated and ends Uncertain; the others completed.
+      expect(states.filter((state) => state === 'Uncertain').length).toBeGreaterThanOrEqual(1);
+      expect(states.every((state) => state === 'Observed' || state === 'Uncertain')).toBe(true);
+      expect(await replicaB.stop()).toBe(0);
+      expect(await replicaA2.stop()).toBe(0);
+    });
+  });
+});
