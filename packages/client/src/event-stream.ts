@@ -20,7 +20,7 @@ export interface EventFilter {
 }
 
 /** Lifecycle events in stream order; `close()` (or `break` in `for await`) releases the server-side consumer. */
-export interface EventStream extends AsyncIterableIterator<LifecycleEvent> {
+export interface EventStream extends AsyncIterableIterator<LifecycleEvent, undefined, undefined> {
   close(): Promise<void>;
 }
 
@@ -85,7 +85,7 @@ export function lifecycleEvents(messaging: Messaging, scope: Scope, filter: Even
   };
 
   let stopping: Promise<void> | undefined;
-  const stop = async (): Promise<IteratorResult<LifecycleEvent>> => {
+  const stop = async (): Promise<IteratorResult<LifecycleEvent, undefined>> => {
     closed = true;
     stopping ??= (async () => {
       signal?.removeEventListener('abort', onAbort);

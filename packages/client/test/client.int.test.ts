@@ -1,0 +1,376 @@
+// The SDK against the tool adapter started in-process over real NATS and FerretDB: descriptors in the registry's KV
+// read model, a stand-in for the registry's getServer responder, the counting fixture MCP server over stdio (so a
+// test can count executions), and agent context tokens signed with a key the adapter trusts.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  InvocationRequest,
+  McpServer,
+  ServerReply,
+  ServerRequest,
+  ToolDescriptor,
+  commandFilter,
+  descriptorKey,
+  invocationRequestMsgId,
+  invocationRequestSubject,
+  streams,
+  type AgentProfile,
+  type LifecycleEvent,
+  type Scope,
+} from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { startService, type RunningService } from '@toolplane/service-kit';
+import { connectStore, type Store } from '@toolplane/store';
+import { testScope } from '@toolplane/testing';
+import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService } from '@toolplane/tool-adapter';
+import { createToolplaneClient, requireSuccess, verifyReceipt, type ClientDiagnostic, type ToolplaneClient } from '../src/mod.js';
+
+const infra = testScope('client');
+const tenant = infra.prefix;
+const agentId = 'agent-support';
+const principal = 'user:alice@acme.example';
+const receiptKeyId = 'client-test-adapter';
+
+let agentKey: SigningKeyPair;
+let receiptPublicKey: KeyObject;
+let adapter: RunningService;
+let messaging: Messaging;
+let store: Store;
+let descriptors: TypedKv<ToolDescriptor>;
+let registry: ServeHandle;
+let tmp: string;
+const serverIds = new Map<string, string>();
+const clients: ToolplaneClient[] = [];
+
+beforeAll(async () => {
+  agentKey = await generateSigningKeyPair(`${tenant}-agent-1`);
+  const receiptKeys = generateKeyPairSync('ed25519');
+  receiptPublicKey = receiptKeys.publicKey;
+  tmp = await mkdtemp(path.join(tmpdir(), 'client-int-'));
+  adapter = await startService(toolAdapterService, {
+    NATS_URL: infra.natsUrl,
+    MONGODB_URL: infra.mongoUrl,
+    MONGODB_DATABASE: infra.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
+    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
+  });
+  messaging = await connectMessaging({ url: infra.natsUrl, name: `${infra.prefix}_client` });
+  store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'client-int-test' });
+  descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
+  // Stands in for the registry's getServer: the counting fixture, counting into a file of the asking workspace.
+  registry = await serve(messaging, {
+    subject: commandFilter('registry', { tenant, operation: 'getServer' }),
+    queue: 'test-registry',
+    requestSchema: ServerRequest,
+    replySchema: ServerReply,
+    handler: async (request, context) => {
+      const workspace = context.subject.split('.')[4] ?? '';
+      return Promise.resolve({ server: fixtureServer({ tenant, workspace }, request.serverId) });
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close()));
+  await registry?.stop();
+  await adapter?.stop();
+  await messaging?.drain();
+  await store?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+/** Each test works in a workspace of its own, with the agent's profile and three fixture tools. */
+async function freshScope(): Promise<Scope> {
+  const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
+  serverIds.set(scope.workspace, randomUUID());
+  const profile: AgentProfile = {
+    ...scope,
+    agentId,
+    allowedTools: ['fixture.*'],
+    deniedTools: [],
+    maxRiskClass: 'HIGH',
+    permissions: [],
+    updatedBy: 'user:admin',
+    updatedAt: new Date().toISOString(),
+    version: 1,
+  };
+  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+  await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
+  // Declared DESTRUCTIVE: the default tenant policy parks it for an approval nobody gives here.
+  await bindTool(scope, 'fixture.purge', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', idempotency: 'NONE' });
+  return scope;
+}
+
+function fixtureServer(scope: Scope, serverId: string): McpServer {
+  const now = new Date().toISOString();
+  return McpServer.parse({
+    serverId,
+    ...scope,
+    name: 'fixture',
+    direction: 'Consumed',
+    transport: 'Stdio',
+    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
+    authentication: 'None',
+    governancePolicyRef: 'default',
+    state: 'Active',
+    health: { consecutiveFailures: 0 },
+    registeredBy: 'user:admin',
+    registeredAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+}
+
+function countFileOf(scope: Scope): string {
+  return path.join(tmp, `count-${scope.workspace}`);
+}
+
+/** How often the fixture's count_calls really ran in a workspace. */
+async function executions(scope: Scope): Promise<number> {
+  try {
+    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
+  } catch {
+    return 0;
+  }
+}
+
+async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<void> {
+  const now = new Date().toISOString();
+  const descriptor = ToolDescriptor.parse({
+    ...scope,
+    toolId,
+    toolVersion: '1',
+    kind: 'Mcp',
+    providerToolName,
+    description: `The fixture's ${providerToolName}.`,
+    inputSchemaJson: JSON.stringify(inputSchema),
+    definitionHash: 'a'.repeat(64),
+    sideEffectClass: 'READ',
+    riskClass: 'LOW',
+    idempotency: 'NATURAL',
+    authorization: { permissions: [], roles: [] },
+    secretDependencies: [],
+    timeoutMs: 20_000,
+    retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 },
+    rateLimits: [],
+    auditRequirements: { argumentsHash: true, resultHash: true },
+    sandboxKind: 'Process',
+    mcpServerId: serverIds.get(scope.workspace),
+    healthy: true,
+    active: true,
+    boundBy: 'user:admin',
+    boundAt: now,
+    updatedAt: now,
+    version: 1,
+    ...overrides,
+  });
+  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+}
+
+async function tokenFor(scope: Scope, options: { key?: SigningKeyPair; agent?: string } = {}): Promise<string> {
+  const key = options.key ?? agentKey;
+  return issueToken({ kind: 'agent', ...scope, principal, agentId: options.agent ?? agentId, agentRevision: '7' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+}
+
+async function clientFor(scope: Scope, options: { token?: string; dropReplies?: boolean; diagnostics?: ClientDiagnostic[]; recoverAfterMs?: number } = {}): Promise<ToolplaneClient> {
+  const client = await createToolplaneClient({
+    messaging,
+    scope,
+    // A function: every request gets a fresh token, as a long-running runtime would do it.
+    contextToken: options.token === undefined ? () => tokenFor(scope) : options.token,
+    defaultTimeoutMs: 20_000,
+    ...(options.recoverAfterMs === undefined ? {} : { recoverAfterMs: options.recoverAfterMs }),
+    ...(options.dropReplies === true ? { dropRepliesForTesting: true } : {}),
+    ...(options.diagnostics === undefined ? {} : { onDiagnostic: (diagnostic: ClientDiagnostic) => options.diagnostics?.push(diagnostic) }),
+  });
+  clients.push(client);
+  return client;
+}
+
+/** The ordered consumers following this workspace's events. */
+async function consumersOf(scope: Scope): Promise<string[]> {
+  const names: string[] = [];
+  for await (const info of messaging.manager.consumers.list(streams.events.name)) {
+    const filters = [info.config.filter_subject, ...(info.config.filter_subjects ?? [])];
+    if (filters.some((filter) => filter?.startsWith(`tp.v1.evt.${scope.tenant}.${scope.workspace}.`))) names.push(info.name);
+  }
+  return names;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | false>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const receiptKeys = () => new Map([[receiptKeyId, receiptPublicKey]]);
+
+describe('the agent-runtime SDK', () => {
+  it('invokes a tool: SUCCESS with untrusted content and a receipt that verifies offline', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const result = await client.invoke('fixture.echo', { text: 'hello from the runtime' }, { idempotencyKey: 'echo-1', toolCallId: 'call-echo-1' });
+    expect(result).toMatchObject({ status: 'SUCCESS', structuredContent: { text: 'hello from the runtime' }, provenance: 'untrusted-tool-data' });
+    expect(result.receipt).toMatchObject({ ...scope, state: 'Observed', idempotencyKey: 'echo-1', toolCallId: 'call-echo-1', principal, agentId, toolId: 'fixture.echo' });
+    expect(verifyReceipt(result.receipt, receiptKeys())).toEqual({ valid: true, receipt: result.receipt });
+    expect(verifyReceipt({ ...result.receipt, toolId: 'fixture.count' }, receiptKeys()).valid).toBe(false);
+    expect(requireSuccess(result)).toBe(result);
+  });
+
+  it('returns a call with invalid arguments as DENIED with INVALID_ARGUMENT, and nothing runs', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const result = await client.invoke('fixture.count', { n: 'not a number' });
+    expect(result.status).toBe('DENIED');
+    expect(result.receipt.failure).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(result.structuredContent).toBeUndefined();
+    expect(verifyReceipt(result.receipt, receiptKeys()).valid).toBe(true);
+    expect(() => requireSuccess(result)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(await executions(scope)).toBe(0);
+  });
+
+  it('throws AUTHENTICATION_FAILED for a token signed with a key the adapter does not trust', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const forger = await generateSigningKeyPair(agentKey.kid);
+    const client = await clientFor(scope, { token: await tokenFor(scope, { key: forger }) });
+    await expect(client.invoke('fixture.count', {}, { idempotencyKey: 'forged-1' })).rejects.toMatchObject({ name: 'ToolplaneError', code: 'AUTHENTICATION_FAILED' });
+    await expect(client.lookup('forged-1')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+    expect(await executions(scope)).toBe(0);
+  });
+
+  it('runs one execution for the same key twice, and both calls get the same receipt', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const first = await client.invoke('fixture.count', { n: 1 }, { idempotencyKey: 'count-1' });
+    const second = await client.invoke('fixture.count', { n: 1 }, { idempotencyKey: 'count-1' });
+    expect(first.status).toBe('SUCCESS');
+    expect(second).toEqual(first);
+    expect(await executions(scope)).toBe(1);
+    // The same key with other arguments is another request under a taken key.
+    await expect(client.invoke('fixture.count', { n: 2 }, { idempotencyKey: 'count-1' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await executions(scope)).toBe(1);
+  });
+
+  it('recovers a reply that never arrives by looking the call up, with exactly one execution', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const diagnostics: ClientDiagnostic[] = [];
+    const client = await clientFor(scope, { dropReplies: true, recoverAfterMs: 300, diagnostics });
+    const result = await client.invoke('fixture.count', { n: 5 }, { durableExecutionId: 'run-1/step-3', agentRevision: '7' });
+    expect(result.status).toBe('SUCCESS');
+    expect(verifyReceipt(result.receipt, receiptKeys()).valid).toBe(true);
+    expect(diagnostics).toContainEqual({ type: 'reply_lost', idempotencyKey: result.receipt.idempotencyKey, reason: 'no_reply_yet' });
+    expect(diagnostics.some((diagnostic) => diagnostic.type === 'recovered')).toBe(true);
+    expect(await executions(scope)).toBe(1);
+    // The key the client derived is the adapter's: lookup by it finds the same receipt.
+    expect((await client.lookup(result.receipt.idempotencyKey)).result).toEqual(result);
+  });
+
+  it('recovers the outcome of a request whose reply went to an inbox nobody reads, instead of invoking again', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    // A runtime sent the request and crashed before reading the reply.
+    const request = InvocationRequest.parse({
+      toolId: 'fixture.count',
+      arguments: { n: 9 },
+      idempotencyKey: 'orphan-1',
+      correlationId: 'run-2',
+      contextToken: await tokenFor(scope),
+      timeoutMs: 20_000,
+      replyInbox: 'inbox_nobody_listens',
+    });
+    await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: invocationRequestMsgId(scope, request) });
+    // Its restarted incarnation calls again with the same key and arguments.
+    const diagnostics: ClientDiagnostic[] = [];
+    const client = await clientFor(scope, { diagnostics });
+    const result = await client.invoke('fixture.count', { n: 9 }, { idempotencyKey: 'orphan-1', timeoutMs: 20_000 });
+    expect(result.status).toBe('SUCCESS');
+    expect(diagnostics).toContainEqual({ type: 'reply_lost', idempotencyKey: 'orphan-1', reason: 'duplicate_request' });
+    expect(await executions(scope)).toBe(1);
+  });
+
+  it('ends the wait with CANCELLED when the signal aborts, and the call can still be looked up', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const events = client.events({ types: ['ApprovalRequested'], since: 'all' });
+    const controller = new AbortController();
+    const call = client.invoke('fixture.purge', { n: 1 }, { idempotencyKey: 'purge-1', signal: controller.signal });
+    // The gated call is parked on its approval; the runtime gives up waiting.
+    const requested = await events.next();
+    expect(requested.value?.type).toBe('ApprovalRequested');
+    await events.close();
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: 'CANCELLED' });
+    const found = await client.lookup('purge-1');
+    expect(found).toMatchObject({ state: 'AwaitingApproval', attempt: 1 });
+    expect(found.result).toBeUndefined();
+    expect(await executions(scope)).toBe(0);
+  });
+
+  it('times out with TIMEOUT (retryable, the tool not called) when a parked call outlives the deadline', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await createToolplaneClient({ messaging, scope, contextToken: await tokenFor(scope), recoveryGraceMs: 200, recoverAfterMs: 200 });
+    clients.push(client);
+    await expect(client.invoke('fixture.purge', { n: 2 }, { idempotencyKey: 'purge-2', timeoutMs: 1_500 })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      retryable: true,
+      details: { idempotencyKey: 'purge-2', state: 'AwaitingApproval' },
+    });
+    expect(await executions(scope)).toBe(0);
+  });
+
+  it('answers lookups only to the agent that made the call', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const result = await client.invoke('fixture.echo', { text: 'mine' }, { idempotencyKey: 'private-1' });
+    expect((await client.lookup('private-1')).result).toEqual(result);
+    const otherAgent = await clientFor(scope, { token: await tokenFor(scope, { agent: 'agent-other' }) });
+    await expect(otherAgent.lookup('private-1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(client.lookup('never-used')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('lists the effective tools of the agent, with explanations on request', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const set = await client.effectiveTools({ restrictions: { maxSideEffectClass: 'READ' }, explain: true });
+    expect(set.tools.map((tool) => tool.toolId).sort()).toEqual(['fixture.count', 'fixture.echo']);
+    expect(set.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge']);
+  });
+
+  it('yields the call’s ToolCallStarted and ToolCallCompleted in order, and closes on break', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const seen: LifecycleEvent[] = [];
+    const collecting = (async () => {
+      for await (const event of client.events({ toolCallId: 'call-events-1', types: ['ToolCallStarted', 'ToolCallCompleted', 'ToolCallFailed'], since: 'all' })) {
+        seen.push(event);
+        if (event.type !== 'ToolCallStarted') break;
+      }
+    })();
+    await client.invoke('fixture.echo', { text: 'watched' }, { idempotencyKey: 'events-1', toolCallId: 'call-events-1' });
+    await collecting;
+    expect(seen.map((event) => event.type)).toEqual(['ToolCallStarted', 'ToolCallCompleted']);
+    expect(seen.every((event) => event.metadata.tenant === scope.tenant && event.metadata.workspace === scope.workspace)).toBe(true);
+    // A stream ended by its signal finishes its loop without an error; neither leaves a consumer on the server.
+    const controller = new AbortController();
+    const following = client.events({ family: 'invocation', signal: controller.signal });
+    const draining = (async () => {
+      for await (const event of following) seen.push(event);
+    })();
+    await expect(waitFor('the signalled stream’s consumer', async () => (await consumersOf(scope)).length === 1)).resolves.toBe(true);
+    controller.abort();
+    await draining;
+    expect(await consumersOf(scope)).toEqual([]);
+  });
+});
