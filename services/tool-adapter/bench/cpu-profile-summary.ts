@@ -3,6 +3,7 @@
 
 /** The parts of a .cpuprofile file this summary reads. */
 export interface CpuProfile {
+  readonly startTime: number;
   readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[];
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
@@ -52,16 +53,21 @@ function bucketOf(url: string, functionName: string): string {
   return 'other';
 }
 
-/** Buckets self time of every sample; `top` functions are listed. */
-export function summarizeCpuProfile(profile: CpuProfile, top = 15): CpuProfileSummary {
+/**
+ * Buckets the self time of the samples taken between `window.fromMs` and `window.toMs` after the profile started
+ * (all of them by default: start-up included); `top` functions are listed.
+ */
+export function summarizeCpuProfile(profile: CpuProfile, window: { readonly fromMs: number; readonly toMs: number } = { fromMs: 0, toMs: Infinity }, top = 15): CpuProfileSummary {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const byBucket = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let total = 0;
+  let at = 0;
   profile.samples.forEach((id, index) => {
     const frame = nodes.get(id);
     const micros = profile.timeDeltas[index] ?? 0;
-    if (frame === undefined) return;
+    at += micros;
+    if (frame === undefined || at < window.fromMs * 1000 || at > window.toMs * 1000) return;
     total += micros;
     const bucket = bucketOf(frame.url, frame.functionName);
     byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + micros);

@@ -4,15 +4,15 @@
 // It starts fresh NATS and FerretDB from infra/local on free ports (or, with --use-running, uses NATS_URL and
 // MONGODB_URL), the built tool adapter as a child process (a real process hop, and a CPU profile of the adapter
 // alone with --profile), a stand-in registry, and the echo fixture (bench/echo-server.mjs) over stdio. Then:
-//   warm-up      BENCH_WARMUP_S (5) closed loop, BENCH_IN_FLIGHT (64) requests in flight
+//   warm-up      BENCH_WARMUP_S (5) closed loop, BENCH_IN_FLIGHT (16) requests in flight
 //   sustained    BENCH_SECONDS (20) closed loop, governed; then the same for direct calls to the same tool
 //   half load    BENCH_HALF_SECONDS (10) open loop at half the governed rate, governed then direct
 //   drain        up to BENCH_DRAIN_S (30) for replies still owed
 // and prints, as its last line, one JSON object. lost = requests JetStream accepted that have neither a reply
 // nor a terminal document after the drain; duplicated = executions in the fixture's count file beyond one per key.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { isTerminalInvocationState, type Scope } from '@toolplane/contracts';
 import { createMcpPool, type McpTarget } from '@toolplane/mcp';
@@ -20,7 +20,7 @@ import { connectMessaging } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { invocationDocumentId, toolInvocations } from '../src/mod.js';
 import { benchInfra, benchKeys, echoServerDocument, echoServerPath, provisionTool, serveRegistryStandIn, startAdapterProcess, type BenchInfra } from './bench-setup.js';
-import { summarizeCpuProfile } from './cpu-profile-summary.js';
+import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { GovernedCaller } from './governed-caller.js';
 import { LatencyRecorder, closedLoop, openLoop, type CallOutcome } from './load.js';
 import { counterDelta, processCpuMs, scrapeCounters } from './metrics.js';
@@ -29,7 +29,7 @@ const env = process.env;
 const argv = process.argv.slice(2);
 const useRunning = argv.includes('--use-running') || env['BENCH_USE_RUNNING'] === '1';
 const profile = argv.includes('--profile') || env['BENCH_PROFILE'] === '1';
-const inFlight = Number(env['BENCH_IN_FLIGHT'] ?? 64);
+const inFlight = Number(env['BENCH_IN_FLIGHT'] ?? 16);
 const warmupS = Number(env['BENCH_WARMUP_S'] ?? 5);
 const sustainedS = Number(env['BENCH_SECONDS'] ?? 20);
 const halfS = Number(env['BENCH_HALF_SECONDS'] ?? 10);
@@ -53,6 +53,7 @@ const store = await connectStore({ url: infra.mongoUrl, dbName, appName: 'bench-
 const registry = await serveRegistryStandIn(messaging, echoServerDocument(tool, governedCountFile));
 await provisionTool(messaging, store, tool);
 log(`starting the tool adapter${profile ? ' with --cpu-prof' : ''} (ADAPTER_CONCURRENCY ${env['ADAPTER_CONCURRENCY'] ?? inFlight})`);
+const adapterStarted = performance.now();
 const adapter = await startAdapterProcess(
   {
     NATS_URL: infra.natsUrl,
@@ -94,7 +95,9 @@ try {
 
   log(`sustained: ${sustainedS} s governed, ${inFlight} in flight`);
   const before = await sampleCosts(infra, adapter.pid);
+  const profileWindow = { fromMs: performance.now() - adapterStarted, toMs: 0 };
   const sustained = await closedLoop(inFlight, sustainedS, (recorder) => governed.call(recorder), new LatencyRecorder());
+  profileWindow.toMs = performance.now() - adapterStarted;
   const after = await sampleCosts(infra, adapter.pid);
   const costs = costsPerInvocation(before, after, sustained.ok);
   log(`  ${summary(sustained)}`);
@@ -126,9 +129,12 @@ try {
     const file = (await readdir(cpuProfileDir)).find((name) => name.endsWith('.cpuprofile'));
     if (file === undefined) log('no CPU profile was written');
     else {
-      profileSummary = summarizeCpuProfile(JSON.parse(await readFile(path.join(cpuProfileDir, file), 'utf8')) as never);
-      log(`adapter CPU profile (${file}), self time by where it is spent:`);
-      for (const bucket of profileSummary.buckets) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
+      const text = await readFile(path.join(cpuProfileDir, file), 'utf8');
+      if (env['BENCH_PROFILE_OUT']) await writeFile(env['BENCH_PROFILE_OUT'], text);
+      // The sustained governed phase only: start-up (module loading) and the direct phases are left out.
+      profileSummary = summarizeCpuProfile(JSON.parse(text) as CpuProfile, profileWindow);
+      log(`adapter CPU profile of the sustained phase (${profileSummary.busyMs.toFixed(0)} ms busy, ${profileSummary.idleShare.toFixed(0)} % idle), self time by where it is spent:`);
+      for (const bucket of profileSummary.buckets.filter((b) => b.share >= 0.5)) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
       log('  top functions:');
       for (const fn of profileSummary.functions) log(`  ${fn.share.toFixed(1).padStart(5)} %  ${fn.name}`);
     }
@@ -146,6 +152,7 @@ try {
     direct: { invocationsPerSec: Math.round(directSustained.perSecond), p50Ms: round(directSustained.p50), p99Ms: round(directSustained.p99), inFlight },
     halfLoad: { ratePerSec: halfRate, p50Ms: round(halfGoverned.p50), p99Ms: round(halfGoverned.p99), directP50Ms: round(halfDirect.p50), addedP50Ms: round(halfGoverned.p50 - halfDirect.p50) },
     perInvocation: costs,
+    machine: { cpus: availableParallelism(), node: process.version, loadAverage1m: round(loadavg()[0] ?? 0, 1) },
     ...(profileSummary === undefined ? {} : { profile: Object.fromEntries(profileSummary.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
