@@ -17,9 +17,9 @@ import {
   InvocationRequest,
   LifecycleEvent,
   adapterCommandSchemas,
+  adapterOperations,
   commandSubject,
   eventFilter,
-  hasErrorCode,
   invocationReplySubject,
   invocationRequestMsgId,
   invocationRequestSubject,
@@ -32,9 +32,7 @@ import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair 
 import { runCli, type CliIo } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
-import { connectStore, type Store } from '@toolplane/store';
 import { freePort, uniqueName, type TestScope } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, tenantPolicies } from '@toolplane/tool-adapter';
 import { spawnService, waitForStatus, type ServiceName, type ServiceProcess } from './service-process.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -65,8 +63,6 @@ export interface EventRecorder {
 export interface Platform {
   readonly scope: Scope;
   readonly messaging: Messaging;
-  /** The platform's own database (for reading what a service stored, and for policy documents until their commands land). */
-  readonly store: Store;
   /** The public key receipts verify with, by key id. */
   readonly receiptKeys: ReadonlyMap<string, KeyObject>;
   readonly receiptKeyId: string;
@@ -193,6 +189,9 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     'tool-adapter': {
       ADAPTER_SIGNING_KEY: receipt.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
       ADAPTER_SIGNING_KEY_ID: receiptKeyId,
+      // A killed adapter's claim on an executing call lapses within this (it is renewed while the call runs), well
+      // before the request's 30 s ack wait ends: the redelivery then starts the next attempt at once.
+      ADAPTER_PROCESSING_LEASE_MS: '5000',
       TOOL_ADAPTER_SECRET_KEY: recipient.privateKey,
     },
   };
@@ -206,7 +205,6 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
   };
 
   const messaging = await connectMessaging({ url: nats.url, name: `e2e-${label}` });
-  const store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: `e2e-${label}` });
 
   const stopAll = async () => {
     await Promise.all(
@@ -216,7 +214,6 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
       }),
     );
     await messaging.drain().catch(() => undefined);
-    await store.close().catch(() => undefined);
     await nats.stop();
     await rm(dir, { recursive: true, force: true });
   };
@@ -280,28 +277,12 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     return { events, stop: () => subscription.unsubscribe() };
   };
 
-  // Policy documents go through the adapter's commands when it serves them; until then they are written where the
-  // adapter reads them (its own collections), exactly as a put would store them.
+  // Policy documents are written by an operator holding the policy-admin role, through the adapter's commands.
   const putAgentProfile = async (profile: AgentProfileInput): Promise<void> => {
-    try {
-      await command('adapter', 'putAgentProfile', adapterCommandSchemas.putAgentProfile, { profile });
-      return;
-    } catch (error) {
-      if (!(hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE')) throw error;
-    }
-    const now = new Date().toISOString();
-    const document = { ...profile, ...scope, updatedBy: operator.principal, updatedAt: now, version: 1 };
-    await store.collection(agentProfiles).raw.replaceOne({ _id: agentProfileId(scope.tenant, scope.workspace, profile.agentId) }, document, { upsert: true });
+    await command('adapter', adapterOperations.putAgentProfile, adapterCommandSchemas.putAgentProfile, { profile });
   };
   const putTenantPolicy = async (policy: TenantPolicyInput): Promise<void> => {
-    try {
-      await command('adapter', 'putTenantPolicy', adapterCommandSchemas.putTenantPolicy, { policy });
-      return;
-    } catch (error) {
-      if (!(hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE')) throw error;
-    }
-    const document = { ...policy, tenant: scope.tenant, updatedBy: operator.principal, updatedAt: new Date().toISOString(), version: 1 };
-    await store.collection(tenantPolicies).raw.replaceOne({ _id: scope.tenant }, document, { upsert: true });
+    await command('adapter', adapterOperations.putTenantPolicy, adapterCommandSchemas.putTenantPolicy, { policy });
   };
 
   const serviceOf = (name: PipelineService): ServiceProcess => {
@@ -313,7 +294,6 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
   return {
     scope,
     messaging,
-    store,
     receiptKeys: new Map([[receiptKeyId, receipt.publicKey]]),
     receiptKeyId,
     countFile: (name) => path.join(dir, `${name}.count`),
@@ -389,7 +369,7 @@ export async function waitForTools(platform: Platform, toolIds: readonly string[
     `the adapter to know ${toolIds.join(', ')}`,
     async () => {
       const set = await request(platform.messaging, {
-        subject: commandSubject(platform.scope, 'adapter', 'effectiveTools'),
+        subject: commandSubject(platform.scope, 'adapter', adapterOperations.effectiveTools),
         requestSchema: adapterCommandSchemas.effectiveTools.request,
         replySchema: adapterCommandSchemas.effectiveTools.reply,
         body: { contextToken: await platform.agentToken(), explain: true },
