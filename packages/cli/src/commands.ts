@@ -4,6 +4,7 @@ import { auditCommands } from './commands/audit.js';
 import { callsCommands } from './commands/calls.js';
 import { connectionsCommands } from './commands/connections.js';
 import { flowsCommands } from './commands/flows.js';
+import { invokeCommands } from './commands/invoke.js';
 import { projectorCommands } from './commands/projector.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
@@ -18,4 +19,5 @@ export const commandGroups: readonly CommandGroup[] = [
   projectorCommands,
   serversCommands,
   toolsCommands,
+  invokeCommands,
 ];
