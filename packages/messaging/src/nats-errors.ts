@@ -40,6 +40,8 @@ function natsErrorCode(error: unknown): ErrorCode {
 }
 
 function requestErrorCode(error: RequestError): ErrorCode {
+  // The server refused the subject: asking again will not help (a JetStream publish is a request, too).
+  if (error.cause instanceof natsErrors.PermissionViolationError) return 'AUTHORIZATION_DENIED';
   // A request that failed because the connection went away may succeed on the next attempt.
   return error.cause instanceof TimeoutError ? 'TIMEOUT' : 'TEMPORARY_UNAVAILABLE';
 }

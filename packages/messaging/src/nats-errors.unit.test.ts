@@ -12,6 +12,7 @@ describe('toToolplaneError', () => {
     ['a closed connection', new errors.ClosedConnectionError(), 'TEMPORARY_UNAVAILABLE'],
     ['an authorization failure', new errors.AuthorizationError('Authorization Violation'), 'AUTHENTICATION_FAILED'],
     ['a permissions violation', new errors.PermissionViolationError('denied', 'publish', 'x'), 'AUTHORIZATION_DENIED'],
+    ['a request (or JetStream publish) to a subject the user may not publish to', new RequestError('denied', { cause: new errors.PermissionViolationError('denied', 'publish', 'x') }), 'AUTHORIZATION_DENIED'],
     ['a bad request', new JetStreamApiError({ code: 400, err_code: 10052, description: 'bad' }), 'INVALID_ARGUMENT'],
     ['a missing stream', new JetStreamApiError({ code: 404, err_code: 10059, description: 'stream not found' }), 'NOT_FOUND'],
     ['JetStream unavailable', new JetStreamApiError({ code: 503, err_code: 10008, description: 'unavailable' }), 'TEMPORARY_UNAVAILABLE'],
