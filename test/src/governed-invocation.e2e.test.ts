@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalCommandSchemas, auditCommandSchemas, verifyReceipt, type ApprovalRequested, type InvocationReply, type TenantPolicyInput } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, registerServer, startPlatform, waitFor, waitForTools, type EventRecorder, type Platform } from './platform-harness.js';
+import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type EventRecorder, type Platform } from './platform-harness.js';
 
 const infra = testScope('governed');
 let platform: Platform;
@@ -129,7 +129,7 @@ describe('a governed call', () => {
     expect(data(await platform.invoke({ toolId: 'killable.count_calls', arguments: {}, idempotencyKey: 'before-switch' })).status).toBe('SUCCESS');
     await platform.putTenantPolicy({
       ...basePolicy,
-      killSwitches: [{ target: 'SERVER', mcpServerId: killableServerId, reason: 'incident 42', engagedBy: 'user:bob@e2e.example', engagedAt: new Date().toISOString() }],
+      killSwitches: [{ target: 'SERVER', mcpServerId: killableServerId, reason: 'incident 42', engagedBy: operator.principal, engagedAt: new Date().toISOString() }],
     });
     try {
       const denied = data(await platform.invoke({ toolId: 'killable.count_calls', arguments: {}, idempotencyKey: 'during-switch' }));
@@ -203,7 +203,7 @@ describe('a gated WRITE', () => {
     expect(verifyReceipt(result.receipt, platform.receiptKeys)).toMatchObject({ valid: true });
     expect(await platform.executions('gated', 'count_calls')).toBe(1);
     const shown = await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId });
-    expect(shown.approval).toMatchObject({ state: 'Consumed', decidedBy: 'user:bob@e2e.example' });
+    expect(shown.approval).toMatchObject({ state: 'Consumed', decidedBy: operator.principal });
   });
 
   it('ends Denied with APPROVAL_REJECTED when the operator rejects it, never running it', { timeout: 120_000 }, async () => {
