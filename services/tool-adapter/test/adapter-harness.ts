@@ -122,12 +122,12 @@ export interface NatsServer {
 }
 
 /** Starts `.local/bin/nats-server` on free loopback ports, optionally with a configuration file, and waits until JetStream is up. */
-export async function startNatsServer(options: { readonly configFile?: string } = {}): Promise<NatsServer> {
+export async function startNatsServer(options: { readonly configFile?: string; readonly env?: Record<string, string> } = {}): Promise<NatsServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'adapter-nats-'));
   const [port, monitorPort] = [await freePort(), await freePort()];
   const args = ['--jetstream', '--store_dir', dir, '--addr', '127.0.0.1', '--port', String(port), '--http_port', String(monitorPort), '--server_name', `fault-${port}`];
   if (options.configFile !== undefined) args.push('--config', options.configFile);
-  const server = run(binary('nats-server'), args, {});
+  const server = run(binary('nats-server'), args, options.env ?? {});
   const stop = async () => {
     await stopChild(server);
     await rm(dir, { recursive: true, force: true });
@@ -209,6 +209,8 @@ export interface HarnessOptions {
   readonly dbName: string;
   /** Extra settings of every adapter process (e.g. short leases). */
   readonly adapterEnv?: Record<string, string>;
+  /** The tenants whose context tokens the adapter trusts (default: acme). */
+  readonly tenants?: readonly string[];
 }
 
 /** Where a bound tool runs: the counting-echo fixture (count_calls, echo) or the hostile one (slow). */
@@ -277,7 +279,7 @@ export class AdapterHarness {
       MONGODB_URL: this.#options.mongoUrl,
       MONGODB_DATABASE: this.#options.dbName,
       LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
-      TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [harnessTenant]: [this.#agentKey.publicJwk] }),
+      TOOLPLANE_TRUSTED_KEYS: JSON.stringify(Object.fromEntries((this.#options.tenants ?? [harnessTenant]).map((tenant) => [tenant, [this.#agentKey.publicJwk]]))),
       ADAPTER_SIGNING_KEY: this.#receiptKey,
       ADAPTER_SIGNING_KEY_ID: 'adapter-fault-test',
       ...this.#options.adapterEnv,
@@ -301,8 +303,8 @@ export class AdapterHarness {
   }
 
   /** A fresh workspace with the agent's profile (fixture.* allowed). */
-  async freshScope(): Promise<Scope> {
-    const scope = { tenant: harnessTenant, workspace: `w_${randomUUID().slice(0, 8)}` };
+  async freshScope(tenant = harnessTenant): Promise<Scope> {
+    const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
     const now = new Date().toISOString();
     const profile: AgentProfile = { ...scope, agentId: harnessAgent, allowedTools: ['fixture.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], updatedBy: 'user:admin', updatedAt: now, version: 1 };
     await this.store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, harnessAgent) });
@@ -354,13 +356,13 @@ export class AdapterHarness {
     return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId: harnessAgent, agentRevision: '7' }, this.#agentKey.privateKey, { kid: this.#agentKey.kid, expiresIn: '10m' });
   }
 
-  /** Publishes a request (subscribed to its reply inbox first); `msgId` defaults to the request's own. */
-  async send(scope: Scope, body: { toolId: string; arguments: Record<string, unknown>; idempotencyKey: string }, msgId?: string): Promise<SentRequest> {
+  /** Publishes a request (subscribed to its reply inbox first) over `via` (default the harness's connection); `msgId` defaults to the request's own. */
+  async send(scope: Scope, body: { toolId: string; arguments: Record<string, unknown>; idempotencyKey: string }, msgId?: string, via: Messaging = this.messaging): Promise<SentRequest> {
     const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
     const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: await this.contextToken(scope), replyInbox });
     const replies: InvocationReply[] = [];
     const waiters: ((reply: InvocationReply) => void)[] = [];
-    const subscription = this.messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), {
+    const subscription = via.connection.subscribe(invocationReplySubject(scope, replyInbox), {
       callback: (error, message) => {
         if (error !== null) return;
         const reply = InvocationReply.parse(JSON.parse(message.string()));
@@ -369,8 +371,8 @@ export class AdapterHarness {
       },
     });
     this.#subscriptions.push(subscription);
-    await this.messaging.connection.flush();
-    await publish(this.messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: msgId ?? invocationRequestMsgId(scope, request) });
+    await via.connection.flush();
+    await publish(via, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: msgId ?? invocationRequestMsgId(scope, request) });
     return {
       request,
       reply: (timeoutMs = 90_000) => {

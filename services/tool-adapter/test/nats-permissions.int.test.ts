@@ -1,0 +1,144 @@
+// Tenant isolation by NATS itself: a nats-server of this test's own runs with infra/nats/authorization.example.conf
+// (the operators' sample, unchanged; passwords from its environment), the adapter connects as the services user,
+// and each tenant's agent runtime as its own user. A runtime of acme cannot publish to globex's request or command
+// subjects (the server refuses, the publish fails with AUTHORIZATION_DENIED) and cannot read globex's replies or
+// events, while both tenants' own calls go through.
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EffectiveToolSet,
+  EffectiveToolSetRequest,
+  InvocationRequest,
+  adapterOperations,
+  commandSubject,
+  eventFilter,
+  invocationReplySubject,
+  invocationRequestSubject,
+  streams,
+  type Scope,
+} from '@toolplane/contracts';
+import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
+import { testScope } from '@toolplane/testing';
+import { AdapterHarness, startNatsServer, waitFor, type AdapterProcess, type NatsServer } from './adapter-harness.js';
+
+const configFile = path.resolve(import.meta.dirname, '../../../infra/nats/authorization.example.conf');
+const passwords = {
+  TOOLPLANE_SERVICES_PASSWORD: randomBytes(12).toString('hex'),
+  ACME_RUNTIME_PASSWORD: randomBytes(12).toString('hex'),
+  GLOBEX_RUNTIME_PASSWORD: randomBytes(12).toString('hex'),
+};
+
+let nats: NatsServer;
+let harness: AdapterHarness;
+let adapter: AdapterProcess;
+let acmeRuntime: Messaging;
+let globexRuntime: Messaging;
+let acme: Scope;
+let globex: Scope;
+
+function urlFor(user: string, password: string): string {
+  return `nats://${user}:${password}@127.0.0.1:${nats.port}`;
+}
+
+beforeAll(async () => {
+  nats = await startNatsServer({ configFile, env: passwords });
+  const { mongoUrl, dbName } = testScope('permissions');
+  harness = await AdapterHarness.start({ natsUrl: urlFor('toolplane-services', passwords.TOOLPLANE_SERVICES_PASSWORD), mongoUrl, dbName, tenants: ['acme', 'globex'] });
+  adapter = await harness.startAdapter();
+  acmeRuntime = await connectMessaging({ url: urlFor('runtime-acme', passwords.ACME_RUNTIME_PASSWORD), name: 'runtime-acme', timeoutMs: 5_000 });
+  globexRuntime = await connectMessaging({ url: urlFor('runtime-globex', passwords.GLOBEX_RUNTIME_PASSWORD), name: 'runtime-globex', timeoutMs: 5_000 });
+  acme = await harness.freshScope('acme');
+  globex = await harness.freshScope('globex');
+  for (const scope of [acme, globex]) await harness.bindTool(scope, 'fixture.count', 'count_calls', 'counting');
+}, 120_000);
+
+afterAll(async () => {
+  await acmeRuntime?.close();
+  await globexRuntime?.close();
+  await adapter?.stop();
+  await harness?.close();
+  await nats?.stop();
+});
+
+/** A core subscription that records what it gets and the error the server closes it with, if any. */
+function watch(runtime: Messaging, subject: string) {
+  const received: string[] = [];
+  const errors: Error[] = [];
+  runtime.connection.subscribe(subject, {
+    callback: (error, message) => {
+      if (error !== null) errors.push(error);
+      else received.push(message.subject);
+    },
+  });
+  return { received, errors };
+}
+
+describe('NATS permissions from infra/nats/authorization.example.conf', () => {
+  it('lets each tenant’s runtime call through the adapter and read its own replies and events', async () => {
+    for (const [runtime, scope] of [
+      [acmeRuntime, acme],
+      [globexRuntime, globex],
+    ] as const) {
+      const events = watch(runtime, eventFilter(scope));
+      await runtime.connection.flush();
+      const call = await harness.send(scope, { toolId: 'fixture.count', arguments: {}, idempotencyKey: `own-${scope.tenant}` }, undefined, runtime);
+      const reply = await call.reply(30_000);
+      expect(reply.ok && reply.data.status).toBe('SUCCESS');
+      await waitFor(`${scope.tenant}'s ToolCallCompleted`, () => events.received.some((subject) => subject.endsWith('.ToolCallCompleted')));
+      expect(events.errors).toEqual([]);
+      expect(await harness.executions(scope)).toBe(1);
+    }
+  });
+
+  it('refuses a publish to another tenant’s request subject: AUTHORIZATION_DENIED, nothing stored, nothing run', async () => {
+    const message = InvocationRequest.parse({
+      toolId: 'fixture.count',
+      arguments: {},
+      idempotencyKey: 'from-acme',
+      correlationId: 'run-1',
+      contextToken: await harness.contextToken(acme),
+      replyInbox: 'inbox_cross',
+    });
+    const before = await harness.messaging.manager.streams.info(streams.invocations.name);
+    await expect(publish(acmeRuntime, { subject: invocationRequestSubject(globex), schema: InvocationRequest, message, msgId: randomUUID(), timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+    const after = await harness.messaging.manager.streams.info(streams.invocations.name);
+    expect(after.state.last_seq).toBe(before.state.last_seq);
+    expect(await harness.stored(globex, 'from-acme')).toBeUndefined();
+    expect(await harness.executions(globex)).toBe(1);
+  });
+
+  it('refuses a command on another tenant’s subject with AUTHORIZATION_DENIED', async () => {
+    await expect(
+      request(acmeRuntime, {
+        subject: commandSubject(globex, 'adapter', adapterOperations.effectiveTools),
+        requestSchema: EffectiveToolSetRequest,
+        replySchema: EffectiveToolSet,
+        body: { contextToken: await harness.contextToken(acme) },
+        timeoutMs: 5_000,
+      }),
+    ).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+  });
+
+  it('never delivers another tenant’s replies or events to a runtime, however it subscribes', async () => {
+    const snoops = [invocationReplySubject(globex, 'inbox_snooped'), `tp.v1.rpl.globex.>`, eventFilter({ tenant: 'globex' }), 'tp.v1.evt.>', 'tp.v1.>', '>'].map((subject) => ({ subject, ...watch(acmeRuntime, subject) }));
+    await acmeRuntime.connection.flush();
+    // The server refuses each subscription (an error on it), and keeps refusing to deliver.
+    await waitFor('every subscription to be refused', () => snoops.every((snoop) => snoop.errors.length > 0));
+    for (const snoop of snoops) expect(snoop.errors[0]?.message).toMatch(/permissions violation/i);
+
+    // globex's own runtime sees its reply and events, at the inbox acme tried to listen on.
+    const globexEvents = watch(globexRuntime, eventFilter(globex));
+    await globexRuntime.connection.flush();
+    const call = await harness.send(globex, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'snooped' }, undefined, globexRuntime);
+    const reply = await call.reply(30_000);
+    expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    await waitFor('globex’s ToolCallCompleted', () => globexEvents.received.some((subject) => subject.endsWith('.ToolCallCompleted')));
+    await acmeRuntime.connection.flush();
+    expect(snoops.flatMap((snoop) => snoop.received)).toEqual([]);
+  });
+
+  it('refuses a runtime a JetStream consumer on the events stream', async () => {
+    await expect(acmeRuntime.manager.consumers.add(streams.events.name, { filter_subject: eventFilter({ tenant: 'globex' }) })).rejects.toThrow(/permission/i);
+  });
+});
