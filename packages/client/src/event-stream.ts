@@ -21,6 +21,11 @@ export interface EventFilter {
 
 /** Lifecycle events in stream order; `close()` (or `break` in `for await`) releases the server-side consumer. */
 export interface EventStream extends AsyncIterableIterator<LifecycleEvent, undefined, undefined> {
+  /**
+   * Resolves once the server-side consumer exists (the first `next()` makes it too). With `since: 'new'`, an event
+   * published after `ready()` resolved is never missed: await it before starting what you want to watch.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,7 +61,7 @@ function orderedOptions(scope: Scope, filter: EventFilter): Partial<OrderedOptio
 /**
  * Follows the lifecycle events of a scope through an ordered consumer (ephemeral, no acks, gap-free: it restarts
  * itself after a missed message or a reconnect). Messages that are not valid events are skipped. The consumer is
- * made on the first `next()`.
+ * made by `ready()` or the first `next()`; `since: 'new'` counts from then.
  */
 export function lifecycleEvents(messaging: Messaging, scope: Scope, filter: EventFilter = {}): EventStream {
   const options = orderedOptions(scope, filter);
@@ -117,6 +122,9 @@ export function lifecycleEvents(messaging: Messaging, scope: Scope, filter: Even
       }
     },
     return: stop,
+    ready: async () => {
+      await start();
+    },
     close: async () => {
       await stop();
     },

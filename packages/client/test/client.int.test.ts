@@ -206,16 +206,6 @@ async function consumersOf(scope: Scope): Promise<string[]> {
   return names;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | false>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const receiptKeys = () => new Map([[receiptKeyId, receiptPublicKey]]);
 
 describe('the agent-runtime SDK', () => {
@@ -360,6 +350,8 @@ describe('the agent-runtime SDK', () => {
     })();
     await client.invoke('fixture.echo', { text: 'watched' }, { idempotencyKey: 'events-1', toolCallId: 'call-events-1' });
     await collecting;
+    // Leaving the loop deleted the stream's consumer on the server.
+    expect(await consumersOf(scope)).toEqual([]);
     expect(seen.map((event) => event.type)).toEqual(['ToolCallStarted', 'ToolCallCompleted']);
     expect(seen.every((event) => event.metadata.tenant === scope.tenant && event.metadata.workspace === scope.workspace)).toBe(true);
     // A stream ended by its signal finishes its loop without an error; neither leaves a consumer on the server.
@@ -368,7 +360,8 @@ describe('the agent-runtime SDK', () => {
     const draining = (async () => {
       for await (const event of following) seen.push(event);
     })();
-    await expect(waitFor('the signalled stream’s consumer', async () => (await consumersOf(scope)).length === 1)).resolves.toBe(true);
+    await following.ready();
+    expect(await consumersOf(scope)).toHaveLength(1);
     controller.abort();
     await draining;
     expect(await consumersOf(scope)).toEqual([]);
