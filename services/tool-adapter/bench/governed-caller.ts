@@ -3,6 +3,7 @@
 import { InvocationRequest, invocationReplySubject, invocationRequestMsgId, invocationRequestSubject, type Scope } from '@toolplane/contracts';
 import { publish, type Messaging } from '@toolplane/messaging';
 import type { CallOutcome, LatencyRecorder } from './load.js';
+import { epochMs, type StageTimeline } from './stage-timeline.js';
 
 const replyTimeoutMs = 30_000;
 
@@ -13,7 +14,7 @@ export class GovernedCaller {
   readonly #toolId: string;
   readonly #token: string;
   readonly #run: string;
-  readonly #pending = new Map<string, { readonly key: string; readonly started: number; readonly recorder: LatencyRecorder; readonly done: (outcome: CallOutcome) => void }>();
+  readonly #pending = new Map<string, { readonly key: string; readonly started: number; readonly sentAt: number; readonly recorder: LatencyRecorder; readonly done: (outcome: CallOutcome) => void }>();
   readonly #unanswered = new Set<string>();
   readonly #succeeded: string[] = [];
   #subscription: { unsubscribe(): void } | undefined;
@@ -21,6 +22,9 @@ export class GovernedCaller {
   accepted = 0;
   replied = 0;
   failedReplies = 0;
+
+  /** Where replies report their invocation's send and reply times, if anywhere. */
+  timeline: StageTimeline | undefined;
 
   constructor(messaging: Messaging, scope: Scope, toolId: string, token: string, run: string) {
     this.#messaging = messaging;
@@ -41,7 +45,9 @@ export class GovernedCaller {
         this.#pending.delete(inbox);
         this.#unanswered.delete(waiting.key);
         this.replied += 1;
-        const reply = JSON.parse(message.string()) as { ok: boolean; data?: { status?: string } };
+        const reply = JSON.parse(message.string()) as { ok: boolean; data?: { status?: string; receipt?: { invocationId?: string } } };
+        const invocationId = reply.data?.receipt?.invocationId;
+        if (invocationId !== undefined) this.timeline?.replied(invocationId, waiting.sentAt, epochMs());
         const ok = reply.ok && reply.data?.status === 'SUCCESS';
         if (ok) this.#succeeded.push(waiting.key);
         else this.failedReplies += 1;
@@ -59,7 +65,7 @@ export class GovernedCaller {
     const inbox = `i${this.#sequence}`;
     const request: InvocationRequest = { toolId: this.#toolId, arguments: { text: key }, idempotencyKey: key, correlationId: `bench-${this.#run}`, contextToken: this.#token, replyInbox: inbox };
     const started = performance.now();
-    const replied = new Promise<CallOutcome>((resolve) => this.#pending.set(inbox, { key, started, recorder, done: resolve }));
+    const replied = new Promise<CallOutcome>((resolve) => this.#pending.set(inbox, { key, started, sentAt: epochMs(), recorder, done: resolve }));
     this.#unanswered.add(key);
     try {
       await publish(this.#messaging, { subject: invocationRequestSubject(this.#scope), schema: InvocationRequest, message: request, msgId: invocationRequestMsgId(this.#scope, request) });

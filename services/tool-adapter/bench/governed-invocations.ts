@@ -23,6 +23,7 @@ import { benchInfra, benchKeys, echoServerDocument, echoServerPath, provisionToo
 import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { GovernedCaller } from './governed-caller.js';
 import { LatencyRecorder, closedLoop, openLoop, type CallOutcome } from './load.js';
+import { StageTimeline } from './stage-timeline.js';
 import { counterDelta, processCpuMs, scrapeCounters } from './metrics.js';
 
 const env = process.env;
@@ -107,8 +108,16 @@ try {
 
   const halfRate = Math.max(1, Math.round(sustained.perSecond / 2));
   log(`half load: ${halfS} s at ${halfRate}/s, governed then direct`);
+  const timeline = new StageTimeline();
+  await timeline.start(messaging, scope);
+  governed.timeline = timeline;
+  timeline.record(true);
   const halfGoverned = await openLoop(halfRate, halfS, (recorder) => governed.call(recorder), new LatencyRecorder());
+  timeline.record(false);
+  timeline.stop();
+  const stages = timeline.spans();
   log(`  governed ${summary(halfGoverned)}`);
+  log(`  median ms: sent→Received ${stages.sentToReceived}, Received→Started ${stages.receivedToStarted}, Started→Completed ${stages.startedToCompleted}, Completed→reply ${stages.completedToReplied} (${stages.calls} calls)`);
   const halfDirect = await openLoop(halfRate, halfS, direct, new LatencyRecorder());
   log(`  direct ${summary(halfDirect)}`);
 
@@ -150,7 +159,7 @@ try {
     duplicated,
     failed: governed.failedReplies,
     direct: { invocationsPerSec: Math.round(directSustained.perSecond), p50Ms: round(directSustained.p50), p99Ms: round(directSustained.p99), inFlight },
-    halfLoad: { ratePerSec: halfRate, p50Ms: round(halfGoverned.p50), p99Ms: round(halfGoverned.p99), directP50Ms: round(halfDirect.p50), addedP50Ms: round(halfGoverned.p50 - halfDirect.p50) },
+    halfLoad: { ratePerSec: halfRate, p50Ms: round(halfGoverned.p50), p99Ms: round(halfGoverned.p99), directP50Ms: round(halfDirect.p50), addedP50Ms: round(halfGoverned.p50 - halfDirect.p50), stagesMs: stages },
     perInvocation: costs,
     machine: { cpus: availableParallelism(), node: process.version, loadAverage1m: round(loadavg()[0] ?? 0, 1) },
     ...(profileSummary === undefined ? {} : { profile: Object.fromEntries(profileSummary.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
