@@ -5,6 +5,7 @@ import { callsCommands } from './commands/calls.js';
 import { connectionsCommands } from './commands/connections.js';
 import { flowsCommands } from './commands/flows.js';
 import { invokeCommands } from './commands/invoke.js';
+import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
@@ -16,6 +17,7 @@ export const commandGroups: readonly CommandGroup[] = [
   callsCommands,
   connectionsCommands,
   flowsCommands,
+  policiesCommands,
   projectorCommands,
   serversCommands,
   toolsCommands,

@@ -1,33 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
 import { ApprovalState, ToolplaneError, approvalCommandSchemas, type ApprovalView } from '@toolplane/contracts';
-import { bearerHeaders } from '@toolplane/auth';
 import type { CommandGroup } from '../command-group.js';
-import type { CliContext } from '../context.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
-
-interface TokenOptions {
-  readonly tokenFile?: string;
-}
-
-/**
- * The operator token: the file named by --token-file, else $TOOLPLANE_TOKEN. It only ever goes into a request
- * header; it is never printed, not even in an error.
- */
-async function operatorToken(context: CliContext, options: TokenOptions): Promise<string> {
-  let token: string | undefined;
-  if (options.tokenFile !== undefined) {
-    try {
-      token = (await readFile(options.tokenFile, 'utf8')).trim();
-    } catch {
-      throw new ToolplaneError('INVALID_ARGUMENT', `cannot read the token file ${options.tokenFile}`);
-    }
-  } else {
-    token = context.io.env['TOOLPLANE_TOKEN']?.trim();
-  }
-  if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', 'no operator token: set TOOLPLANE_TOKEN or pass --token-file');
-  return token;
-}
 
 function parseState(value: string): ApprovalState {
   const state = ApprovalState.options.find((option) => option.toLowerCase() === value.toLowerCase());
@@ -71,10 +45,6 @@ function approvalFields(approval: ApprovalView): string {
   ]);
 }
 
-function withToken(command: Command): Command {
-  return command.option('--token-file <path>', 'file holding the operator token (default: $TOOLPLANE_TOKEN)');
-}
-
 /** `toolplane approvals list|show|approve|reject`: human decisions on gated invocations. */
 export const approvalsCommands: CommandGroup = (program, context) => {
   const approvals = program.command('approvals').description('List, inspect and decide approvals of gated tool calls (operator token required).');
@@ -86,13 +56,13 @@ export const approvalsCommands: CommandGroup = (program, context) => {
     .option('--after <cursor>', 'continue after the previous page (its "next" cursor)')
     .action(async (options: TokenOptions & { state?: ApprovalState; limit?: number; after?: string }) => {
       const ctx = context();
-      const headers = bearerHeaders(await operatorToken(ctx, options));
+      const auth = await operatorHeaders(ctx, options);
       const page = await ctx.call(
         'approval',
         'list',
         approvalCommandSchemas.list,
         { ...(options.state === undefined ? {} : { state: options.state }), ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.after === undefined ? {} : { after: options.after }) },
-        { headers },
+        auth,
       );
       ctx.print(page, () => {
         const table = formatTable(
@@ -108,8 +78,8 @@ export const approvalsCommands: CommandGroup = (program, context) => {
     .argument('<id>', 'approval id')
     .action(async (approvalId: string, options: TokenOptions) => {
       const ctx = context();
-      const headers = bearerHeaders(await operatorToken(ctx, options));
-      const reply = await ctx.call('approval', 'show', approvalCommandSchemas.show, { approvalId }, { headers });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('approval', 'show', approvalCommandSchemas.show, { approvalId }, auth);
       ctx.print(reply.approval, () => approvalFields(reply.approval));
     });
 
@@ -119,8 +89,8 @@ export const approvalsCommands: CommandGroup = (program, context) => {
     .option('--reason <text>', 'why (recorded and shown to the requester)')
     .action(async (approvalId: string, options: TokenOptions & { reason?: string }) => {
       const ctx = context();
-      const headers = bearerHeaders(await operatorToken(ctx, options));
-      const reply = await ctx.call('approval', 'approve', approvalCommandSchemas.approve, { approvalId, ...(options.reason === undefined ? {} : { reason: options.reason }) }, { headers });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('approval', 'approve', approvalCommandSchemas.approve, { approvalId, ...(options.reason === undefined ? {} : { reason: options.reason }) }, auth);
       ctx.print(reply.approval, () => formatFields([['approval', reply.approval.approvalId], ['state', reply.approval.state], ['decided by', reply.approval.decidedBy]]));
     });
 
@@ -130,8 +100,8 @@ export const approvalsCommands: CommandGroup = (program, context) => {
     .requiredOption('--reason <text>', 'why (required; shown to the requester)')
     .action(async (approvalId: string, options: TokenOptions & { reason: string }) => {
       const ctx = context();
-      const headers = bearerHeaders(await operatorToken(ctx, options));
-      const reply = await ctx.call('approval', 'reject', approvalCommandSchemas.reject, { approvalId, reason: options.reason }, { headers });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('approval', 'reject', approvalCommandSchemas.reject, { approvalId, reason: options.reason }, auth);
       ctx.print(reply.approval, () =>
         formatFields([['approval', reply.approval.approvalId], ['state', reply.approval.state], ['decided by', reply.approval.decidedBy], ['reason', reply.approval.reason]]),
       );

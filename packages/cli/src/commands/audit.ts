@@ -3,25 +3,28 @@ import { ToolplaneError, auditCommandSchemas, auditOperations, commandSubject } 
 import { request } from '@toolplane/messaging';
 import type { CommandGroup } from '../command-group.js';
 import type { GlobalOptions } from '../context.js';
+import { bearerHeaders } from '@toolplane/auth';
+import { operatorToken, unverifiedClaims, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields } from '../output.js';
 
-// The audit chain is kept per tenant; a request still travels on a workspace's subject, so without a workspace
-// the tenant-level placeholder `_` is used (NATS permissions decide who may publish there).
+// The audit chain is kept per tenant; a request still travels on a workspace's subject, so without a workspace it
+// goes on the first workspace the operator token names (the projector checks the token against that scope), and
+// on the tenant-level placeholder `_` if the token names none that can be read.
 const tenantWorkspace = '_';
 
 /** `toolplane audit verify`: walks a tenant's hash-chained audit record and reports the first break. */
 export const auditCommands: CommandGroup = (program, context) => {
   const audit = program.command('audit').description("Check the tenant's tamper-evident audit record.");
 
-  audit
-    .command('verify')
+  withToken(audit.command('verify'))
     .description("walk the tenant's audit chain from its first entry; exit 1 and name the entry if it is broken")
-    .action(async (_options: unknown, command: Command) => {
+    .action(async (options: TokenOptions, command: Command) => {
       const ctx = context();
       const globals = command.optsWithGlobals<GlobalOptions>();
       const tenant = globals.tenant ?? ctx.io.env['TOOLPLANE_TENANT'];
       if (!tenant) throw new ToolplaneError('INVALID_ARGUMENT', 'no tenant: pass --tenant or set TOOLPLANE_TENANT');
-      const workspace = globals.workspace ?? ctx.io.env['TOOLPLANE_WORKSPACE'] ?? tenantWorkspace;
+      const token = await operatorToken(ctx, options);
+      const workspace = globals.workspace ?? ctx.io.env['TOOLPLANE_WORKSPACE'] ?? unverifiedClaims(token).workspaces?.[0] ?? tenantWorkspace;
       const timeoutMs = Number(globals.timeout ?? ctx.io.env['TOOLPLANE_TIMEOUT_MS'] ?? 60_000);
       const schemas = auditCommandSchemas.verifyChain;
       const reply = await request(await ctx.messaging(), {
@@ -30,6 +33,7 @@ export const auditCommands: CommandGroup = (program, context) => {
         replySchema: schemas.reply,
         body: {},
         timeoutMs,
+        headers: bearerHeaders(token),
       });
       ctx.print(reply, () =>
         formatFields([

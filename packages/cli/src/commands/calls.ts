@@ -1,9 +1,11 @@
-import { InvocationState, ToolplaneError, auditCommandSchemas, type RuntimeToolCallSummary, type RuntimeToolCallView } from '@toolplane/contracts';
+import { InvocationState, ToolplaneError, adapterCommandSchemas, auditCommandSchemas, type InvocationResult, type RuntimeToolCallSummary, type RuntimeToolCallView } from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
 
 // `toolplane calls …`: the RuntimeToolCall projection, one document per logical tool call, in the caller's
-// scope. It holds ids, states, times and hashes; never arguments or results.
+// scope. It holds ids, states, times and hashes; never arguments or results. `calls reconcile` settles an Uncertain
+// call in the tool adapter. All of them act as an operator (token in --token-file or $TOOLPLANE_TOKEN).
 
 /** `--state executing|observed|failed|…`, any case. */
 export function parseState(value: string): InvocationState {
@@ -73,22 +75,41 @@ function callFields(call: RuntimeToolCallView): string {
   return `${fields}\n${attempts}`;
 }
 
-/** `toolplane calls show|list`: logical tool calls of the workspace. */
+/** `--outcome observed|failed`, any case. */
+export function parseOutcome(value: string): 'observed' | 'failed' {
+  const outcome = value.trim().toLowerCase();
+  if (outcome !== 'observed' && outcome !== 'failed') throw new ToolplaneError('INVALID_ARGUMENT', '--outcome must be observed (the effect happened) or failed (it did not)');
+  return outcome;
+}
+
+function resultFields(result: InvocationResult): string {
+  const { receipt } = result;
+  return formatFields([
+    ['tool call', receipt.toolCallId],
+    ['invocation', receipt.invocationId],
+    ['status', result.status],
+    ['state', receipt.state],
+    ['tool', `${receipt.toolId}@${receipt.toolVersion}`],
+    ['failure', receipt.failure === undefined ? undefined : `${receipt.failure.code}: ${receipt.failure.message}`],
+    ['result', result.textContent],
+    ['receipt key', receipt.signature.keyId],
+  ]);
+}
+
+/** `toolplane calls show|list|reconcile`: logical tool calls of the workspace. */
 export const callsCommands: CommandGroup = (program, context) => {
   const calls = program.command('calls').description('Inspect tool calls of the workspace (one record per logical call, across its attempts).');
 
-  calls
-    .command('show')
+  withToken(calls.command('show'))
     .description('show one tool call: state, attempts, times, failure, ids and hashes')
     .argument('<toolCallId>', 'the logical tool call id')
-    .action(async (toolCallId: string) => {
+    .action(async (toolCallId: string, options: TokenOptions) => {
       const ctx = context();
-      const reply = await ctx.call('audit', 'getCall', auditCommandSchemas.getCall, { toolCallId });
+      const reply = await ctx.call('audit', 'getCall', auditCommandSchemas.getCall, { toolCallId }, await operatorHeaders(ctx, options));
       ctx.print(reply.call, () => callFields(reply.call));
     });
 
-  calls
-    .command('list')
+  withToken(calls.command('list'))
     .description('list tool calls of the workspace, latest activity first')
     .option('--run <id>', 'only calls of this FlowRun')
     .option('--agent <id>', 'only calls made by this agent')
@@ -98,8 +119,9 @@ export const callsCommands: CommandGroup = (program, context) => {
     .option('--since <time>', 'only calls active since this time (ISO 8601, or an age such as 15m, 2h, 7d)', (value: string) => parseSince(value))
     .option('--limit <n>', 'at most this many (1-200, default 50)', parseLimit)
     .option('--cursor <cursor>', 'continue after the previous page (its "next" cursor)')
-    .action(async (options: { run?: string; agent?: string; tool?: string; state?: InvocationState; correlation?: string; since?: string; limit?: number; cursor?: string }) => {
+    .action(async (options: TokenOptions & { run?: string; agent?: string; tool?: string; state?: InvocationState; correlation?: string; since?: string; limit?: number; cursor?: string }) => {
       const ctx = context();
+      const auth = await operatorHeaders(ctx, options);
       const page = await ctx.call('audit', 'listCalls', auditCommandSchemas.listCalls, {
         ...(options.run === undefined ? {} : { flowRunId: options.run }),
         ...(options.agent === undefined ? {} : { agentId: options.agent }),
@@ -109,7 +131,7 @@ export const callsCommands: CommandGroup = (program, context) => {
         ...(options.since === undefined ? {} : { since: options.since }),
         ...(options.limit === undefined ? {} : { limit: options.limit }),
         ...(options.cursor === undefined ? {} : { after: options.cursor }),
-      });
+      }, auth);
       ctx.print(page, () => {
         const table = formatTable(
           ['TOOL CALL', 'STATE', 'TOOL', 'ATTEMPTS', 'AGENT', 'DURATION MS', 'LAST EVENT', 'FAILURE'],
@@ -117,5 +139,17 @@ export const callsCommands: CommandGroup = (program, context) => {
         );
         return page.next === null ? table : `${table}more: --cursor ${page.next}\n`;
       });
+    });
+
+  withToken(calls.command('reconcile'))
+    .description('settle an Uncertain call after checking the provider: observed (it took effect) or failed (it did not); needs policy-admin')
+    .argument('<toolCallId>', 'the logical tool call id')
+    .requiredOption('--outcome <outcome>', 'observed or failed', parseOutcome)
+    .requiredOption('--reason <text>', 'what was checked (recorded with your principal in the call and its receipt)')
+    .action(async (toolCallId: string, options: TokenOptions & { outcome: 'observed' | 'failed'; reason: string }) => {
+      const ctx = context();
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('adapter', 'reconcile', adapterCommandSchemas.reconcile, { toolCallId, outcome: options.outcome, reason: options.reason }, auth);
+      ctx.print(reply.result, () => resultFields(reply.result));
     });
 };

@@ -1,5 +1,6 @@
 import { auditCommandSchemas } from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatTable } from '../output.js';
 import { parseLimit } from './calls.js';
 
@@ -7,19 +8,19 @@ import { parseLimit } from './calls.js';
 export const flowsCommands: CommandGroup = (program, context) => {
   const flows = program.command('flows').description('Inspect FlowRuns of the workspace.');
 
-  flows
-    .command('journal')
+  withToken(flows.command('journal'))
     .description("show a FlowRun's tool-call journal: each call's start and end, once each, in event order")
     .argument('<flowRunId>', 'the FlowRun id')
     .option('--limit <n>', 'at most this many entries (1-200, default 50)', parseLimit)
     .option('--cursor <cursor>', 'continue after the previous page (its "next" cursor)')
-    .action(async (flowRunId: string, options: { limit?: number; cursor?: string }) => {
+    .action(async (flowRunId: string, options: TokenOptions & { limit?: number; cursor?: string }) => {
       const ctx = context();
+      const auth = await operatorHeaders(ctx, options);
       const page = await ctx.call('audit', 'flowJournal', auditCommandSchemas.flowJournal, {
         flowRunId,
         ...(options.limit === undefined ? {} : { limit: options.limit }),
         ...(options.cursor === undefined ? {} : { after: options.cursor }),
-      });
+      }, auth);
       ctx.print(page, () => {
         const table = formatTable(
           ['AT', 'ENTRY', 'TOOL CALL', 'ATTEMPT', 'SEQ', 'TOOL', 'MS', 'OUTCOME'],

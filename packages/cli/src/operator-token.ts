@@ -1,0 +1,58 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ToolplaneError } from '@toolplane/contracts';
+import { bearerHeaders } from '@toolplane/auth';
+import type { CliContext } from './context.js';
+
+// The operator token of the commands that act as a human operator (approvals, calls, policies, audit, projector):
+// read from --token-file or $TOOLPLANE_TOKEN, sent only as an Authorization header, never printed.
+
+/** The option every operator command takes. */
+export interface TokenOptions {
+  readonly tokenFile?: string;
+}
+
+/** Adds `--token-file` to a command. */
+export function withToken(command: Command): Command {
+  return command.option('--token-file <path>', 'file holding the operator token (default: $TOOLPLANE_TOKEN)');
+}
+
+/**
+ * The operator token: the file named by --token-file, else $TOOLPLANE_TOKEN. It only ever goes into a request
+ * header; it is never printed, not even in an error.
+ */
+export async function operatorToken(context: CliContext, options: TokenOptions): Promise<string> {
+  let token: string | undefined;
+  if (options.tokenFile !== undefined) {
+    try {
+      token = (await readFile(options.tokenFile, 'utf8')).trim();
+    } catch {
+      throw new ToolplaneError('INVALID_ARGUMENT', `cannot read the token file ${options.tokenFile}`);
+    }
+  } else {
+    token = context.io.env['TOOLPLANE_TOKEN']?.trim();
+  }
+  if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', 'no operator token: set TOOLPLANE_TOKEN or pass --token-file');
+  return token;
+}
+
+/** The request headers that carry the operator token. */
+export async function operatorHeaders(context: CliContext, options: TokenOptions): Promise<{ headers: Record<string, string> }> {
+  return { headers: bearerHeaders(await operatorToken(context, options)) };
+}
+
+/**
+ * What a token says about its holder, read without verifying it (the services verify): its principal and
+ * workspaces, for defaults such as the workspace a tenant-level request travels on. Empty when it cannot be read.
+ */
+export function unverifiedClaims(token: string): { readonly principal?: string; readonly workspaces?: readonly string[] } {
+  const payload = token.split('.')[1];
+  if (payload === undefined) return {};
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown; workspaces?: unknown };
+    const workspaces = Array.isArray(claims.workspaces) ? claims.workspaces.filter((workspace): workspace is string => typeof workspace === 'string') : [];
+    return { ...(typeof claims.sub === 'string' ? { principal: claims.sub } : {}), ...(workspaces.length > 0 ? { workspaces } : {}) };
+  } catch {
+    return {};
+  }
+}
