@@ -116,7 +116,7 @@ export function secretBrokerLeaser(messaging: Messaging, options: SecretBrokerLe
             connectionRef,
             recipientKeyId: options.recipient.keyId,
             // The lease need not outlive the call.
-            ttlMs: Math.max(1, Math.ceil(remaining)),
+            ttlMs: Math.min(86_400_000, Math.max(1, Math.ceil(remaining))),
             ...(call.correlationId === undefined ? {} : { correlationId: call.correlationId }),
           },
           timeoutMs: Math.max(1, Math.min(options.timeoutMs, remaining)),

@@ -1,4 +1,4 @@
-import { toWireError, type LeasedCredential, type McpServer, type ToolFailure } from '@toolplane/contracts';
+import { ToolplaneError, toWireError, type LeasedCredential, type McpServer, type ToolFailure } from '@toolplane/contracts';
 import type { McpTarget } from '@toolplane/mcp';
 import { planConnections, secretValuesOf, targetOf } from '../core/credential-injection.js';
 import type { PipelineState, StageOutcome } from '../core/invocation-pipeline.js';
@@ -18,6 +18,11 @@ export interface BrokeredCall {
   readonly secrets: readonly string[];
 }
 
+/** A stop (shutdown) while leasing is not the call's fault: the message goes back for another replica to resume it. */
+function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolplaneError('CANCELLED', 'stopped while leasing the call’s credentials');
+}
+
 const denied = (failure: ToolFailure): BrokeredCall => ({ outcome: { step: 'CREDENTIAL_BROKER', result: 'denied', failure }, secrets: [] });
 
 /** Leases the credentials of the call `state` is at, and builds its target. */
@@ -29,6 +34,7 @@ export async function brokerCredentials(runtime: InvocationRuntime, state: Pipel
     try {
       server = await runtime.servers(scope, descriptor.mcpServerId, signal);
     } catch (error) {
+      stopIfAborted(signal);
       const wire = toWireError(error);
       const failure = { code: wire.code, message: `the tool's server cannot be reached: ${wire.message}`.slice(0, 4096), retryable: wire.retryable };
       // Without credentials to lease, the execution stage looks the server up again and reports it there.
@@ -49,7 +55,10 @@ export async function brokerCredentials(runtime: InvocationRuntime, state: Pipel
     { invocationId: invocation.invocationId, toolId: invocation.toolId, connectionRefs: plan.connectionRefs, deadline: new Date(invocation.deadline), correlationId: invocation.correlationId },
     signal,
   );
-  if (!leased.ok) return denied(leased.failure);
+  if (!leased.ok) {
+    stopIfAborted(signal);
+    return denied(leased.failure);
+  }
   const credentials = new Map<string, LeasedCredential>(leased.leases.map((lease) => [lease.connectionRef, lease.credential]));
   return {
     outcome: { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [...new Set(leased.leases.map((lease) => lease.leaseId))] },
