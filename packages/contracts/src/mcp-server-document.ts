@@ -36,6 +36,12 @@ export const McpCapabilitiesSnapshot = z.object({
   protocolVersion: z.string().min(1).max(32),
   serverInfo: z.object({ name: z.string().max(256), version: z.string().max(64) }),
   tools: z.array(McpDiscoveredTool).max(1000),
+  /**
+   * Tools the server lists whose definitions the registry cannot store or pin (nested deeper than the JSON depth
+   * bound, a field over its size bound): left out of `tools`, so they can never be bound, with the reason. One
+   * unusable tool does not make the rest of the server unusable.
+   */
+  refusedTools: z.array(z.object({ name: z.string().max(256), reason: z.string().max(1024) })).max(1000).optional(),
   resources: z
     .array(z.object({ uri: z.string().min(1).max(2048), name: z.string().max(256), mimeType: z.string().max(256).optional(), description: z.string().max(4096).optional() }))
     .max(1000),

@@ -19,7 +19,7 @@ import {
   type McpServer,
   type Scope,
 } from '@toolplane/contracts';
-import { freePort, realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
+import { fixtureServerPath, freePort, realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
 import type { Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
@@ -155,6 +155,25 @@ describe('discovery that fails', () => {
     const server = await register(tenantScope, { name: 'false', stdio: { executable: process.execPath, args: ['-e', 'process.stdout.write("not json-rpc\\n"); process.exit(3)'] } });
     const code = await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'discover', schemas.discover, { serverId: server.serverId }));
     expect(code).not.toBe('INTERNAL');
+  });
+});
+
+describe('a server that lists an unusable tool', () => {
+  const tenantScope = freshScope('hostile');
+
+  it('refuses that tool alone, with its reason, and binds the others', async () => {
+    const server = await register(tenantScope, { name: 'hostile', stdio: { executable: process.execPath, args: [fixtureServerPath('hostile')] } });
+    const discovered = await call(client, tenantScope, 'discover', schemas.discover, { serverId: server.serverId });
+    const capabilities = discovered.server.capabilities!;
+    expect(capabilities.tools.map((tool) => tool.name)).not.toContain('deep_schema');
+    expect(capabilities.tools.map((tool) => tool.name)).toContain('slow');
+    expect(capabilities.refusedTools?.map((tool) => tool.name)).toEqual(['deep_schema']);
+    expect(capabilities.refusedTools?.[0]?.reason).toMatch(/deep_schema.*cannot be hashed/);
+    const bindDeep = () => call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'deep_schema', sideEffectClass: 'READ', riskClass: 'LOW' });
+    expect(await codeOf(bindDeep())).toBe('INVALID_ARGUMENT');
+    await expect(bindDeep()).rejects.toThrow(/cannot be bound/);
+    const bound = await call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'slow', sideEffectClass: 'READ', riskClass: 'LOW' });
+    expect(bound.descriptor.providerToolName).toBe('slow');
   });
 });
 

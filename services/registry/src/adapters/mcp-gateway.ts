@@ -1,6 +1,6 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolplaneError, type McpServer, type McpServerSetting } from '@toolplane/contracts';
+import { ToolplaneError, type McpDiscoveredTool, type McpServer, type McpServerSetting } from '@toolplane/contracts';
 import { connectMcp, createMcpPool, minimalPath, toDiscoveredTool, type McpSession, type McpTarget } from '@toolplane/mcp';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
 
@@ -64,10 +64,22 @@ export async function discoverWith(session: McpSession, timeoutMs: number, signa
   const prompts = capabilities.prompts === undefined ? [] : await session.listPrompts(options);
   // Names and hashes are what governance pins; descriptive text is informational and only bounded.
   const text = (value: string | undefined, max: number) => (value === undefined ? undefined : value.slice(0, max));
+  // A tool whose definition cannot be stored or pinned is refused on its own; the server's other tools stay usable.
+  const discovered: McpDiscoveredTool[] = [];
+  const refusedTools: { name: string; reason: string }[] = [];
+  for (const tool of tools) {
+    try {
+      discovered.push(toDiscoveredTool(tool));
+    } catch (error) {
+      if (!(error instanceof ToolplaneError) || error.code !== 'INVALID_ARGUMENT') throw error;
+      refusedTools.push({ name: tool.name, reason: error.message });
+    }
+  }
   return {
     protocolVersion: session.protocolVersion,
     serverInfo: { name: session.serverInfo.name.slice(0, 256), version: session.serverInfo.version.slice(0, 64) },
-    tools: tools.map((tool) => toDiscoveredTool(tool)),
+    tools: discovered,
+    refusedTools,
     resources: resources.map((resource) => ({
       uri: resource.uri,
       name: resource.name.slice(0, 256),

@@ -29,6 +29,10 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
   for (let attempt = 0; attempt < maxBindAttempts; attempt++) {
     let server = await loadServer(context, scope, serverId, signal);
     const tool = server.capabilities?.tools.find((candidate) => candidate.name === toolName);
+    const refused = server.capabilities?.refusedTools?.find((candidate) => candidate.name === toolName);
+    if (tool === undefined && refused !== undefined) {
+      throw new ToolplaneError('INVALID_ARGUMENT', `the tool ${JSON.stringify(toolName)} of server ${server.name} cannot be bound: ${refused.reason}`);
+    }
     if (tool === undefined) {
       throw new ToolplaneError('NOT_FOUND', `the tool ${JSON.stringify(toolName)} was not discovered on server ${server.name}${server.capabilities === undefined ? ' (discover it first)' : ''}`);
     }

@@ -127,6 +127,18 @@ describe('snapshots', () => {
     expectInvalid(() => buildSnapshot({ ...found, tools: [found.tools[0]!, found.tools[0]!] }, at));
     expectInvalid(() => buildSnapshot({ ...found, tools: [tool('x', 'x', { description: 'd'.repeat(20_000) })] }, at));
     expectInvalid(() => buildSnapshot({ ...found, resources: Array.from({ length: 1001 }, (_, i) => ({ uri: `test://${i}`, name: `r${i}` })) }, at));
+    expectInvalid(() => buildSnapshot({ ...found, refusedTools: [{ name: 'a', reason: 'too deep' }] }, at));
+  });
+
+  it('keep refused tools apart, by name, with their reasons; refusing a tool changes the hash', () => {
+    const built = buildSnapshot({ ...found, refusedTools: [{ name: 'z', reason: 'too deep' }, { name: 'c', reason: 'too big' }] }, at);
+    expect(built.tools.map((t) => t.name)).toEqual(['a', 'b']);
+    expect(built.refusedTools).toEqual([
+      { name: 'c', reason: 'too big' },
+      { name: 'z', reason: 'too deep' },
+    ]);
+    expect(built.snapshotHash).not.toBe(buildSnapshot(found, at).snapshotHash);
+    expect(buildSnapshot({ ...found, refusedTools: [] }, at)).toEqual(buildSnapshot(found, at));
   });
 });
 
