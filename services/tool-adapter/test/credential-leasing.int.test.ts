@@ -44,6 +44,8 @@ const agentId = 'agent-vault';
 const adapterKeys = generateRecipientKeyPair();
 /** The stand-in registry answers this server id with the secret-echo fixture over Streamable HTTP. */
 const httpServerId = randomUUID();
+/** …and this one with the secret-echo fixture over stdio with no connection-backed setting. */
+const plainServerId = randomUUID();
 
 let agentKey: SigningKeyPair;
 let broker: RunningService | undefined;
@@ -85,7 +87,10 @@ beforeAll(async () => {
     handler: (request, context) => {
       const [, , , subjectTenant, workspace] = context.subject.split('.');
       const scope = { tenant: subjectTenant ?? '', workspace: workspace ?? '' };
-      return Promise.resolve({ server: request.serverId === httpServerId ? httpServer(scope) : stdioServer(scope, request.serverId) });
+      if (request.serverId === httpServerId) return Promise.resolve({ server: httpServer(scope) });
+      const server = stdioServer(scope, request.serverId);
+      if (request.serverId !== plainServerId) return Promise.resolve({ server });
+      return Promise.resolve({ server: McpServer.parse({ ...server, command: { ...server.command, env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] } }) });
     },
   });
 }, 60_000);
@@ -396,6 +401,33 @@ describe('credential leasing', () => {
     expect(reply.ok && reply.data.receipt.failure).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', retryable: true });
     expect((await stored(scope, 'broker-away'))?.deniedStage).toBe('CREDENTIAL_BROKER');
     expect(await executions(scope)).toBe(0);
+  });
+});
+
+describe('an adapter without a sealing key', () => {
+  it('refuses a call that needs credentials, saying why, and still runs one that needs none', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    await bindTool(scope, 'vault.plain', 'reveal_env', [], { mcpServerId: plainServerId });
+    // The only adapter consuming the work queue from here on is one without TOOL_ADAPTER_SECRET_KEY.
+    await adapter.stop();
+    adapter = await startService(toolAdapterService, {
+      NATS_URL: infra.natsUrl,
+      MONGODB_URL: infra.mongoUrl,
+      MONGODB_DATABASE: infra.dbName,
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
+    });
+    const refused = await invoke(scope, 'vault.reveal', { name: 'ECHO_TOKEN' }, 'no-key');
+    expect(refused.ok && refused.data.status).toBe('DENIED');
+    expect(refused.ok && refused.data.receipt.failure?.message).toContain('TOOL_ADAPTER_SECRET_KEY');
+    expect((await stored(scope, 'no-key'))?.deniedStage).toBe('CREDENTIAL_BROKER');
+    expect(await executions(scope)).toBe(0);
+    // A tool whose server names no connection needs no lease and runs as before.
+    const plain = await invoke(scope, 'vault.plain', { name: 'COUNT_FILE' }, 'no-key-plain');
+    expect(plain.ok && plain.data.status).toBe('SUCCESS');
+    expect(plain.ok && plain.data.structuredContent).toMatchObject({ present: true, value: countFileOf(scope) });
+    expect(await executions(scope)).toBe(1);
   });
 });
 
