@@ -1,5 +1,5 @@
 import { ToolplaneError, sha256Hex, canonicalJson, type ApprovalRequested, type Scope, type ToolInvocation } from '@toolplane/contracts';
-import { compareAndSet, insertIfAbsent, type StoreCollection } from '@toolplane/store';
+import { compareAndSet, insertIfAbsent, toStoreError, type StoreCollection } from '@toolplane/store';
 import type { StoredInvocation } from '../collections.js';
 
 // The ToolInvocation documents: created once under the unique (tenant, workspace, idempotencyKey) index, and from
@@ -33,25 +33,34 @@ export class InvocationStore {
 
   /** The call holding the key, if any. */
   async find(scope: Scope, idempotencyKey: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#collection.raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) }, signal ? { signal } : {});
+    const found = await this.#read('finding an invocation by idempotency key', signal, () => this.#collection.raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) }, signal ? { signal } : {}));
     return found ?? undefined;
   }
 
   /** The call with this invocation id in `scope`, if any. */
   async findByInvocationId(scope: Scope, invocationId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, invocationId }, signal ? { signal } : {});
+    const found = await this.#read('finding an invocation by id', signal, () => this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, invocationId }, signal ? { signal } : {}));
     return found ?? undefined;
   }
 
   /** The call with this ToolCallId in `scope` (one document per logical call, across its attempts), if any. */
   async findByToolCallId(scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, toolCallId }, signal ? { signal } : {});
+    const found = await this.#read('finding an invocation by ToolCallId', signal, () => this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, toolCallId }, signal ? { signal } : {}));
     return found ?? undefined;
   }
 
   /** The calls parked on an approval. */
   async findByApproval(scope: Scope, approvalId: string, signal?: AbortSignal): Promise<StoredInvocation[]> {
-    return this.#collection.raw.find({ tenant: scope.tenant, workspace: scope.workspace, approvalId }, signal ? { signal } : {}).toArray();
+    return this.#read('finding the invocations of an approval', signal, () => this.#collection.raw.find({ tenant: scope.tenant, workspace: scope.workspace, approvalId }, signal ? { signal } : {}).toArray());
+  }
+
+  /** A read of the collection, its driver failures translated (a database away is TEMPORARY_UNAVAILABLE: retried). */
+  async #read<T>(what: string, signal: AbortSignal | undefined, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      throw toStoreError(error, `${what} in tool_invocations`, signal);
+    }
   }
 
   /** Inserts a Received invocation, unless the key is taken: then the holder. */
