@@ -330,12 +330,15 @@ describe('the agent-runtime SDK', () => {
     await expect(client.lookup('never-used')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('lists the effective tools of the agent, with explanations on request', { timeout: 60_000 }, async () => {
+  it('lists the effective tools of the agent, with explanations on request, over a connection of its own', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
-    const client = await clientFor(scope);
+    const client = await createToolplaneClient({ natsUrl: infra.natsUrl, connectionName: `${infra.prefix}_own`, scope, contextToken: await tokenFor(scope) });
     const set = await client.effectiveTools({ restrictions: { maxSideEffectClass: 'READ' }, explain: true });
     expect(set.tools.map((tool) => tool.toolId).sort()).toEqual(['fixture.count', 'fixture.echo']);
     expect(set.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge']);
+    // The client opened the connection, so closing the client closes it.
+    await client.close();
+    await expect(client.effectiveTools()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
   });
 
   it('yields the call’s ToolCallStarted and ToolCallCompleted in order, and closes on break', { timeout: 60_000 }, async () => {
