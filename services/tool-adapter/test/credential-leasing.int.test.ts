@@ -2,6 +2,8 @@
 // created, rotated and revoked through its request/reply contracts), the tool adapter with its sealing key, a
 // stand-in for the registry's getServer answering with the secret-echo fixture server (stdio: the credential in an
 // environment variable; Streamable HTTP: in headers), requests on the invocation work queue, events on the stream.
+// NATS is a private nats-server: the work queue's durable consumer is one per stream, and the other in-process
+// adapter tests of this workspace would otherwise take this file's requests (and it theirs).
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService, toolInvocations } from '../src/mod.js';
+import { startNatsServer, type NatsServer } from './adapter-harness.js';
 
 const infra = testScope('credlease');
 const deadlineMs = 30_000;
@@ -47,6 +50,8 @@ const httpServerId = randomUUID();
 /** …and this one with the secret-echo fixture over stdio with no connection-backed setting. */
 const plainServerId = randomUUID();
 
+let nats: NatsServer;
+let natsUrl: string;
 let agentKey: SigningKeyPair;
 let broker: RunningService | undefined;
 let adapter: RunningService;
@@ -60,9 +65,11 @@ let tmp: string;
 const serverIds = new Map<string, string>();
 
 beforeAll(async () => {
+  nats = await startNatsServer();
+  natsUrl = nats.url;
   agentKey = await generateSigningKeyPair('vault-agent-1');
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-credentials-'));
-  const common = { NATS_URL: infra.natsUrl, MONGODB_URL: infra.mongoUrl, MONGODB_DATABASE: infra.dbName, HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent' };
+  const common = { NATS_URL: natsUrl, MONGODB_URL: infra.mongoUrl, MONGODB_DATABASE: infra.dbName, HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent' };
   broker = await startService(secretBrokerService, {
     ...common,
     SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: generateKek() } }),
@@ -75,7 +82,7 @@ beforeAll(async () => {
     TOOL_ADAPTER_SECRET_KEY: adapterKeys.privateKey,
     ADAPTER_SECRET_BROKER_TIMEOUT_MS: '1000',
   });
-  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-credentials-test' });
+  messaging = await connectMessaging({ url: natsUrl, name: 'adapter-credentials-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-credentials-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   httpFixture = await startHttpFixture(FixtureServer.secretEcho);
@@ -101,6 +108,7 @@ afterAll(async () => {
   await broker?.stop();
   await httpFixture?.stop();
   await messaging?.drain();
+  await nats?.stop();
   await store?.close();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
@@ -411,7 +419,7 @@ describe('an adapter without a sealing key', () => {
     // The only adapter consuming the work queue from here on is one without TOOL_ADAPTER_SECRET_KEY.
     await adapter.stop();
     adapter = await startService(toolAdapterService, {
-      NATS_URL: infra.natsUrl,
+      NATS_URL: natsUrl,
       MONGODB_URL: infra.mongoUrl,
       MONGODB_DATABASE: infra.dbName,
       HTTP_PORT: '0',
@@ -434,7 +442,7 @@ describe('an adapter without a sealing key', () => {
 describe('the sealing key setting', () => {
   it('stops the start with one line naming TOOL_ADAPTER_SECRET_KEY, never echoing it', async () => {
     const bad = 'definitely-not-a-key-value';
-    const failure = await startService(toolAdapterService, { NATS_URL: infra.natsUrl, MONGODB_URL: infra.mongoUrl, TOOL_ADAPTER_SECRET_KEY: bad }).then(
+    const failure = await startService(toolAdapterService, { NATS_URL: natsUrl, MONGODB_URL: infra.mongoUrl, TOOL_ADAPTER_SECRET_KEY: bad }).then(
       () => new Error('started'),
       (error: unknown) => error as Error,
     );
