@@ -3,6 +3,7 @@ import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { toStoreError } from '@toolplane/store';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
@@ -61,6 +62,16 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
 
 /** The tool-adapter's parsed settings. */
 export type ToolAdapterConfig = z.infer<typeof toolAdapterConfig>;
+
+/**
+ * Classifies a handler's failure by the store's taxonomy before the consumer settles the message: a driver error
+ * that an adapter let through untranslated (the database away) is then retried, not dead-lettered as INTERNAL.
+ */
+function storeFailure(what: string): (error: unknown) => never {
+  return (error) => {
+    throw toStoreError(error, what);
+  };
+}
 
 /** The durable consumers of the tool adapter. */
 export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool-adapter-approvals' } as const;
@@ -144,7 +155,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       stream: streams.invocations.name,
       consumer: toolAdapterConsumers.requests,
       schema: InvocationRequest,
-      handler: (request, delivery) => handleInvocationRequest({ ...runtime, logger: requestsLog }, request, delivery),
+      handler: (request, delivery) => handleInvocationRequest({ ...runtime, logger: requestsLog }, request, delivery).catch(storeFailure('handling an invocation request')),
       deadLetterSubject: deadLetterSubject(streams.invocations.name, toolAdapterConsumers.requests),
       maxDeliver,
       concurrency: config.ADAPTER_CONCURRENCY,
@@ -157,7 +168,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       stream: streams.events.name,
       consumer: toolAdapterConsumers.approvals,
       schema: ApprovalOutcomeEvent,
-      handler: (event, delivery) => handleApprovalDecision({ ...runtime, logger: approvalsLog }, event, delivery),
+      handler: (event, delivery) => handleApprovalDecision({ ...runtime, logger: approvalsLog }, event, delivery).catch(storeFailure('handling an approval decision')),
       deadLetterSubject: deadLetterSubject(streams.events.name, toolAdapterConsumers.approvals),
       maxDeliver,
       concurrency: 4,

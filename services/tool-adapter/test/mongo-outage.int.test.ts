@@ -43,10 +43,13 @@ async function bindWrite(scope: Awaited<ReturnType<AdapterHarness['freshScope']>
 }
 
 describe('MongoDB stopped during a call', () => {
-  it('right before the started fact: the provider is not called until the fact is stored, then the call runs once', { timeout: 180_000 }, async () => {
+  it.each([
+    ['right before the started fact', adapterFailpoints.beforeStarted],
+    ['right after the Received fact (before the policy is read)', adapterFailpoints.afterReceived],
+  ])('%s: the provider is not called until the started fact is stored, then the call runs once', { timeout: 180_000 }, async (_label, point) => {
     const scope = await harness.freshScope();
     await bindWrite(scope);
-    const adapter = await harness.startAdapter({ TOOLPLANE_FAILPOINTS: `${adapterFailpoints.beforeStarted}=stop` });
+    const adapter = await harness.startAdapter({ TOOLPLANE_FAILPOINTS: `${point}=stop` });
     const call = await harness.send(scope, { toolId: 'fixture.write', arguments: {}, idempotencyKey: 'outage' });
     // The adapter froze itself with every stage before execution passed; the database goes away under it.
     await waitFor('the adapter to stop at the failpoint', () => isStopped(adapter.pid));
