@@ -176,9 +176,12 @@ async function bindTool(scope: Scope, toolId: string, providerToolName: string, 
   await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
 }
 
-async function tokenFor(scope: Scope, options: { key?: SigningKeyPair; agent?: string } = {}): Promise<string> {
+async function tokenFor(scope: Scope, options: { key?: SigningKeyPair; agent?: string; principal?: string } = {}): Promise<string> {
   const key = options.key ?? agentKey;
-  return issueToken({ kind: 'agent', ...scope, principal, agentId: options.agent ?? agentId, agentRevision: '7' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+  return issueToken({ kind: 'agent', ...scope, principal: options.principal ?? principal, agentId: options.agent ?? agentId, agentRevision: '7' }, key.privateKey, {
+    kid: key.kid,
+    expiresIn: '5m',
+  });
 }
 
 async function clientFor(scope: Scope, options: { token?: string; dropReplies?: boolean; diagnostics?: ClientDiagnostic[]; recoverAfterMs?: number } = {}): Promise<ToolplaneClient> {
@@ -327,6 +330,11 @@ describe('the agent-runtime SDK', () => {
     expect((await client.lookup('private-1')).result).toEqual(result);
     const otherAgent = await clientFor(scope, { token: await tokenFor(scope, { agent: 'agent-other' }) });
     await expect(otherAgent.lookup('private-1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const otherPrincipal = await clientFor(scope, { token: await tokenFor(scope, { principal: 'user:mallory@acme.example' }) });
+    await expect(otherPrincipal.lookup('private-1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // A token of another workspace does not open this one.
+    const elsewhere = await clientFor(scope, { token: await tokenFor({ tenant, workspace: 'elsewhere' }) });
+    await expect(elsewhere.lookup('private-1')).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
     await expect(client.lookup('never-used')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
