@@ -1,7 +1,18 @@
 // The audit service's request/reply operations. Tenant and workspace come from the request's subject (which
-// NATS permissions pin to the caller's credentials), never from its body.
+// NATS permissions pin to the caller's credentials), never from its body. Every operation needs an operator token
+// of that scope (`Authorization: Bearer …`, never logged); a rebuild also needs PLATFORM_ADMIN_ROLE.
 import type { z } from 'zod';
-import { auditCommandSchemas, auditOperations, commandFilter, scopeOfSubject, type ProjectionGenerations, type ProjectionStatusReply, type Scope } from '@toolplane/contracts';
+import {
+  PLATFORM_ADMIN_ROLE,
+  auditCommandSchemas,
+  auditOperations,
+  commandFilter,
+  scopeOfSubject,
+  type ProjectionGenerations,
+  type ProjectionStatusReply,
+  type Scope,
+} from '@toolplane/contracts';
+import { verifyOperator, type TokenVerifier } from '@toolplane/auth';
 import { serve, type Messaging, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import type { Store } from '@toolplane/store';
 import { compact } from './call-fold.js';
@@ -17,12 +28,15 @@ export function statusOf(pointer: ProjectionGenerations): ProjectionStatusReply 
   return compact({ live: pointer.live, previous: pointer.previous, rebuild: pointer.rebuild ? (rebuild as ProjectionStatusReply['rebuild']) : undefined });
 }
 
+/** The role each operation needs beyond an operator token of the scope. */
+const requiredRole: Partial<Record<Operation, string>> = { rebuildProjections: PLATFORM_ADMIN_ROLE };
+
 /** Serves every audit operation in one queue group shared by the replicas; resolves once all are subscribed. */
 export async function serveAuditApi(
   messaging: Messaging,
-  deps: { readonly store: Store; readonly rebuilds: RebuildManager; readonly onDiagnostic?: (diagnostic: ServeDiagnostic) => void },
+  deps: { readonly store: Store; readonly rebuilds: RebuildManager; readonly verifier: TokenVerifier; readonly onDiagnostic?: (diagnostic: ServeDiagnostic) => void },
 ): Promise<ServeHandle[]> {
-  const { store, rebuilds } = deps;
+  const { store, rebuilds, verifier } = deps;
   const handlers: { [O in Operation]: Handler<O> } = {
     getCall: (scope, request, signal) => getCall(store, scope, request.toolCallId, signal),
     listCalls: (scope, request, signal) => listCalls(store, scope, request, signal),
@@ -39,7 +53,12 @@ export async function serveAuditApi(
       queue: 'audit-projector',
       requestSchema: schemas.request,
       replySchema: schemas.reply,
-      handler: (request, context) => handler(scopeOfSubject(context.subject), request as z.output<(typeof auditCommandSchemas)[O]['request']>, context.signal),
+      handler: async (request, context) => {
+        const scope = scopeOfSubject(context.subject);
+        const role = requiredRole[operation];
+        await verifyOperator(verifier, scope, context.headers, role === undefined ? {} : { role });
+        return handler(scope, request as z.output<(typeof auditCommandSchemas)[O]['request']>, context.signal);
+      },
       ...(deps.onDiagnostic ? { onDiagnostic: deps.onDiagnostic } : {}),
     });
   };

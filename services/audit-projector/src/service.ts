@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { MAX_EVENT_BYTES, TenantId, eventFilter, streams } from '@toolplane/contracts';
+import { MAX_EVENT_BYTES, TenantId, TrustedKeysSetting, eventFilter, streams } from '@toolplane/contracts';
+import { createTokenVerifier } from '@toolplane/auth';
 import { ensureConsumer, type ConsumerSpec, type ServeDiagnostic } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { serveAuditApi } from './api.js';
@@ -14,6 +15,8 @@ const count = (fallback: number, max: number) => z.coerce.number({ error: 'must 
 
 /** The audit-projector service's settings. */
 export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend({
+  /** Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`; unset refuses every query. */
+  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
   /** Events written per batch: a call costs one write per batch, whatever its number of events. */
   AUDIT_PROJECTOR_BATCH_SIZE: count(2000, 10_000),
   /** How long the first event of a batch waits for more before the batch is written. */
@@ -110,9 +113,12 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
     onShutdown('rebuild', () => rebuilds.stop());
 
     const apiLog = logger.child({ component: 'api' });
+    const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
+    if (Object.keys(trustedKeys).length === 0) apiLog.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every query will be refused');
     const handles = await serveAuditApi(messaging, {
       store,
       rebuilds,
+      verifier: createTokenVerifier(trustedKeys),
       onDiagnostic: (diagnostic: ServeDiagnostic) => {
         const { error: err, ...rest } = { error: undefined as unknown, ...diagnostic };
         apiLog.debug({ ...rest, err }, `api ${diagnostic.type}`);

@@ -8,7 +8,7 @@ import { testScope } from '@toolplane/testing';
 import { chainEntryId } from '../src/audit-chain.js';
 import { auditChain, runtimeToolCallsCollection } from '../src/collections.js';
 import { callEvents } from './events.js';
-import { connectClient, eventually, openStore, projectorScope, publishEvents, startProjector } from './harness.js';
+import { connectClient, eventually, openStore, operatorToken, projectorScope, publishEvents, startProjector } from './harness.js';
 
 // The operator CLI, run in-process against a running projector: calls, FlowRun journals, chain verification
 // (intact, then with an entry edited and one deleted) and a rebuild, in text and --json.
@@ -18,6 +18,8 @@ const tenant = scope.tenant;
 let client: Messaging;
 let store: Store;
 let projector: RunningService;
+/** The operator token the CLI sends (TOOLPLANE_TOKEN): the test's workspaces, platform-admin for the rebuild. */
+let token: string;
 
 const start = Date.parse('2026-03-01T09:00:00.000Z');
 const calls = [
@@ -30,6 +32,7 @@ const calls = [
 const events = calls.flat();
 
 beforeAll(async () => {
+  token = await operatorToken(tenant, ['dev', 'prod']);
   client = await connectClient(scope, 'client');
   store = await openStore(scope);
   projector = await startProjector(scope);
@@ -55,7 +58,7 @@ interface Run {
 async function toolplane(...argv: string[]): Promise<Run> {
   let out = '';
   let err = '';
-  const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: {} };
+  const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_TOKEN: token } };
   const code = await runCli(['--nats', scope.natsUrl, '--tenant', tenant, '--timeout', '30000', ...argv], io);
   return { code, out, err };
 }

@@ -10,11 +10,13 @@ import {
   commandSubject,
   deadLetterSubject,
   eventMsgId,
+  PLATFORM_ADMIN_ROLE,
   hasErrorCode,
   streams,
   subjectOfEvent,
   type Scope,
 } from '@toolplane/contracts';
+import { bearerHeaders, generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -32,6 +34,17 @@ export function projectorScope(scope: TestScope, label: string): ProjectorScope 
   return { ...scope, consumer: uniqueName(`ap_${label}`), tenant: uniqueName(label).slice(0, 60) };
 }
 
+/** The key operator tokens of the tests are signed with; replicas started here trust it for the test's tenant. */
+export const operatorKey = await generateSigningKeyPair('audit-test-operators');
+
+/** An operator token of `tenant` for `workspaces`, with the platform-admin role unless `roles` says otherwise. */
+export function operatorToken(tenant: string, workspaces: readonly string[], roles: readonly string[] = [PLATFORM_ADMIN_ROLE]): Promise<string> {
+  return issueToken({ kind: 'human', tenant, workspaces: [...workspaces], principal: 'user:auditor@example.com', roles: [...roles] }, operatorKey.privateKey, {
+    kid: operatorKey.kid,
+    expiresIn: '1h',
+  });
+}
+
 /** Starts a projector replica in this process; `overrides` sets or replaces environment settings. */
 export function startProjector(scope: ProjectorScope, overrides: Record<string, string> = {}): Promise<RunningService> {
   return startService(auditProjectorService, {
@@ -46,6 +59,7 @@ export function startProjector(scope: ProjectorScope, overrides: Record<string, 
     AUDIT_PROJECTOR_RETRY_DELAY_MS: '200',
     AUDIT_PROJECTOR_STOP_GRACE_MS: '200',
     AUDIT_REBUILD_POLL_MS: '200',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [scope.tenant]: [operatorKey.publicJwk] }),
     ...overrides,
   });
 }
@@ -70,21 +84,27 @@ export async function publishEvents(m: Messaging, events: readonly LifecycleEven
   }
 }
 
-/** Sends one audit command in a scope and returns its reply (or throws the service's typed error). */
-export function call<O extends keyof typeof auditCommandSchemas>(
+/**
+ * Sends one audit command in a scope and returns its reply (or throws the service's typed error). It carries an
+ * operator token of the scope with the platform-admin role, unless `token` names another one (null: none at all).
+ */
+export async function call<O extends keyof typeof auditCommandSchemas>(
   m: Messaging,
   scope: Scope,
   operation: O,
   body: z.input<(typeof auditCommandSchemas)[O]['request']>,
   timeoutMs = 30_000,
+  token?: string | null,
 ): Promise<z.output<(typeof auditCommandSchemas)[O]['reply']>> {
   const schemas = auditCommandSchemas[operation];
+  const bearer = token === undefined ? await operatorToken(scope.tenant, [scope.workspace]) : token;
   return request(m, {
     subject: commandSubject(scope, 'audit', auditOperations[operation]),
     requestSchema: schemas.request as z.ZodType,
     replySchema: schemas.reply as z.ZodType,
     body,
     timeoutMs,
+    ...(bearer === null ? {} : { headers: bearerHeaders(bearer) }),
   }) as Promise<z.output<(typeof auditCommandSchemas)[O]['reply']>>;
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streams, type RuntimeToolCallDocument } from '@toolplane/contracts';
+import { PLATFORM_ADMIN_ROLE, hasErrorCode, streams, type RuntimeToolCallDocument } from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import type { Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import type { Store } from '@toolplane/store';
@@ -9,7 +10,7 @@ import { callDocument } from '../src/call-writer.js';
 import { auditChain, flowJournalCollection, runtimeToolCallsCollection } from '../src/collections.js';
 import { foldJournal, journalInOrder, type Journal } from '../src/journal-fold.js';
 import { callEvents, type AttemptOutcome } from './events.js';
-import { call, codeOf, connectClient, eventually, openStore, projectorScope, publishEvents, startProjector } from './harness.js';
+import { call, codeOf, connectClient, eventually, openStore, operatorKey, operatorToken, projectorScope, publishEvents, startProjector } from './harness.js';
 
 // Two projector replicas share one durable consumer over real NATS and FerretDB. The test publishes events out
 // of order and again under new message ids (so JetStream does not drop them), stops a replica in the middle of
@@ -190,4 +191,39 @@ describe('the audit projector over NATS and FerretDB', () => {
     for await (const info of client.manager.consumers.list(streams.events.name)) consumers.push(info.name);
     expect(consumers.filter((name) => name.startsWith(`${scope.consumer}-rebuild`))).toEqual([]);
   }, 240_000);
+
+  it('answers only operators of the scope: no, forged or other-workspace tokens are AUTHENTICATION_FAILED; a rebuild needs platform-admin', async () => {
+    const dev = { tenant, workspace: 'dev' };
+    const refusal = async (work: Promise<unknown>): Promise<string> => {
+      try {
+        await work;
+      } catch (error) {
+        if (hasErrorCode(error)) return `${error.code}: ${error.message}`;
+        throw error;
+      }
+      return 'OK';
+    };
+    const someCall = (await storedCalls('mix', 2)).keys().next().value ?? 'none';
+    for (const [operation, body] of [
+      ['getCall', { toolCallId: someCall }],
+      ['listCalls', {}],
+      ['flowJournal', { flowRunId: 'run-1' }],
+      ['verifyChain', {}],
+      ['projectionStatus', {}],
+      ['rebuildProjections', {}],
+    ] as const) {
+      expect(await refusal(call(client, dev, operation, body as never, 30_000, null))).toBe('AUTHENTICATION_FAILED: no operator token: send one as "Authorization: Bearer <token>"');
+    }
+    const forger = await generateSigningKeyPair(operatorKey.kid);
+    const forged = await issueToken({ kind: 'human', tenant, workspaces: ['dev'], principal: 'user:mallory@example.com', roles: [PLATFORM_ADMIN_ROLE] }, forger.privateKey, { kid: forger.kid, expiresIn: '5m' });
+    expect(await refusal(call(client, dev, 'listCalls', {}, 30_000, forged))).toBe('AUTHENTICATION_FAILED: token refused: the signature does not verify');
+    expect(await refusal(call(client, dev, 'verifyChain', {}, 30_000, await operatorToken(tenant, ['prod'])))).toBe('AUTHENTICATION_FAILED: token refused: it does not cover workspace dev');
+
+    // Any operator of the scope reads; only platform-admin rebuilds, and a refused rebuild starts nothing.
+    const reader = await operatorToken(tenant, ['dev'], ['auditor']);
+    const status = await call(client, dev, 'projectionStatus', {}, 30_000, reader);
+    expect((await call(client, dev, 'verifyChain', {}, 30_000, reader)).ok).toBe(true);
+    expect(await refusal(call(client, dev, 'rebuildProjections', {}, 30_000, reader))).toBe(`AUTHORIZATION_DENIED: operator user:auditor@example.com lacks the role ${PLATFORM_ADMIN_ROLE} this operation needs`);
+    expect(await call(client, dev, 'projectionStatus', {}, 30_000, reader)).toEqual(status);
+  }, 60_000);
 });
