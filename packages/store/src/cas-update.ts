@@ -1,5 +1,5 @@
 import { ToolplaneError } from '@toolplane/contracts';
-import type { Document, Filter } from 'mongodb';
+import { BSON, type Document, type Filter } from 'mongodb';
 import { assertStorable } from './assert-storable.js';
 
 /** A stored aggregate guarded by compare-and-set: `version` goes up by one with every transition. */
@@ -57,6 +57,31 @@ export function meetsExpectation<TDoc extends VersionedDocument>(document: Docum
   if (state === undefined) return true;
   const states: readonly unknown[] = Array.isArray(state) ? state : [state];
   return states.includes(document['state']);
+}
+
+/**
+ * Whether `where` holds only plain values, so that it can be checked on a document read by `_id` alone
+ * ({@link matchesWhere}) instead of in the server's filter.
+ */
+export function isPlainWhere(where: Document | undefined): boolean {
+  return where === undefined || Object.values(where).every((value) => !isOperatorValue(value));
+}
+
+/** Whether a document has every field of a plain `where` (equality by BSON value; absent equals null). */
+export function matchesWhere(document: Document, where: Document | undefined): boolean {
+  if (where === undefined) return true;
+  return Object.entries(where).every(([field, value]) => sameValue(document[field], value));
+}
+
+/** Whether a filter value is an operator expression (`{ $in: … }`) rather than a plain value. */
+export function isOperatorValue(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (value instanceof Date || value instanceof BSON.ObjectId) return false;
+  return Object.keys(value).some((key) => key.startsWith('$'));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return BSON.EJSON.stringify({ v: a ?? null }, { relaxed: false }) === BSON.EJSON.stringify({ v: b ?? null }, { relaxed: false });
 }
 
 /** The update of a transition: its changes plus `version` incremented by one, in the same atomic write. */

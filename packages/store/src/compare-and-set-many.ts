@@ -1,6 +1,6 @@
 import { sleep, throwIfAborted, ToolplaneError, withDeadline } from '@toolplane/contracts';
 import { BSON, type AnyBulkWriteOperation, type Collection, type Document, type Filter, type WithId } from 'mongodb';
-import { casFilter, casUpdate, meetsExpectation, type Transition, type VersionedDocument } from './cas-update.js';
+import { casFilter, casUpdate, isOperatorValue, matchesWhere, meetsExpectation, type Transition, type VersionedDocument } from './cas-update.js';
 import { compareAndSet, type CasOptions, type CasResult } from './compare-and-set.js';
 import type { StoreCollection } from './store.js';
 import { isDuplicateKeyError, toStoreError } from './store-error.js';
@@ -254,21 +254,6 @@ export async function findByIds<TDoc extends Document>(
   } catch (error) {
     throw toStoreError(error, what, signal);
   }
-}
-
-function matchesWhere(document: Document, where: Document | undefined): boolean {
-  if (where === undefined) return true;
-  return Object.entries(where).every(([field, value]) => sameValue(document[field], value));
-}
-
-function isOperatorValue(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  if (value instanceof Date || value instanceof BSON.ObjectId) return false;
-  return Object.keys(value).some((key) => key.startsWith('$'));
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  return BSON.EJSON.stringify({ v: a ?? null }, { relaxed: false }) === BSON.EJSON.stringify({ v: b ?? null }, { relaxed: false });
 }
 
 function idKey(id: unknown): string {

@@ -1,6 +1,7 @@
 import type { WithId } from 'mongodb';
 import { sleep, throwIfAborted, withDeadline } from '@toolplane/contracts';
-import { casFilter, casUpdate, currentFilter, meetsExpectation, type Transition, type VersionedDocument } from './cas-update.js';
+import type { Filter } from 'mongodb';
+import { casFilter, casUpdate, currentFilter, isPlainWhere, matchesWhere, meetsExpectation, type Transition, type VersionedDocument } from './cas-update.js';
 import type { StoreCollection } from './store.js';
 import { toStoreError } from './store-error.js';
 import { claimTarget, releaseClaim, tryClaim } from './transition-claims.js';
@@ -46,15 +47,33 @@ export async function compareAndSet<TDoc extends VersionedDocument>(collection: 
     if (collection.store.casStrategy === 'atomic') return await guardedWrite();
     const { db, claimLeaseMs } = collection.store;
     const target = claimTarget(collection.name, transition.id, transition.expect.version);
+    // FerretDB 1.x (SQLite) uses its primary key only for a filter that is exactly `{ _id }`; any other filter
+    // scans the whole collection, so every read and the write itself go by `_id` alone and a plain `where` is
+    // checked on the document read. That is as safe as the guarded write: under the claim on this version no
+    // other writer may move the document on, and FerretDB's own conditional update is read-then-write by `_id`.
+    const byId = isPlainWhere(transition.where);
+    const readCurrent = async () => {
+      if (!byId) return collection.raw.findOne(currentFilter(transition), { signal });
+      const document = await collection.raw.findOne({ _id: transition.id } as Filter<TDoc>, { signal });
+      return document !== null && matchesWhere(document, transition.where) ? document : null;
+    };
+    const claimedWrite = async (): Promise<CasResult<TDoc>> => {
+      if (!byId) return guardedWrite();
+      const current = await readCurrent();
+      if (!current || !meetsExpectation(current, transition)) return { ok: false, current };
+      const maxTimeMS = Math.max(1, deadline - Date.now());
+      const document = await collection.raw.findOneAndUpdate({ _id: transition.id } as Filter<TDoc>, update, { returnDocument: 'after', maxTimeMS });
+      return document ? { ok: true, document } : { ok: false, current: null };
+    };
     for (let attempt = 0; ; attempt += 1) {
       // Most losers are settled here: the winner has already moved the document on.
-      const current = await collection.raw.findOne(currentFilter(transition), { signal });
+      const current = await readCurrent();
       if (!current || !meetsExpectation(current, transition)) return { ok: false, current };
       const claim = await tryClaim(db, target, claimLeaseMs, Date.now(), signal);
       if (claim) {
         try {
           // A lease that ran out while claiming may already have been taken over: do not write under it.
-          if (Date.now() < claim.expiresAt) return await guardedWrite();
+          if (Date.now() < claim.expiresAt) return await claimedWrite();
         } finally {
           await releaseClaim(db, claim);
         }
