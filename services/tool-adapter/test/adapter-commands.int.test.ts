@@ -25,12 +25,16 @@ import {
   invocationReplySubject,
   invocationRequestMsgId,
   invocationRequestSubject,
+  type AgentProfile,
   type AgentProfileInput,
   type OperatorClaims,
   type Scope,
+  type InvocationResult,
   type TenantPolicyInput,
+  type TenantPolicyReply,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { runCli, type CliIo } from '@toolplane/cli';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
@@ -457,5 +461,56 @@ describe('reconciling an Uncertain call', () => {
     // Nothing ran: reconciliation records what the operator found, it never executes.
     expect(await executions(scope)).toBe(0);
     expect(await refusal(command(scope, 'reconcile', { toolCallId: randomUUID(), outcome: 'failed', reason: 'x' }, admin))).toMatch(/^NOT_FOUND: no call /);
+  });
+});
+
+describe('the toolplane CLI against the adapter', () => {
+  async function toolplane(scope: Scope, token: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_TOKEN: token } };
+    const code = await runCli(['--nats', infra.natsUrl, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', ...argv], io);
+    return { code, out, err };
+  }
+
+  it('engages and releases a kill switch (get, change, put by version), reads profiles, and reconciles a call', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    const admin = await adminOf(scope);
+    const before = await command(scope, 'getTenantPolicy', {}, admin);
+
+    const engaged = await toolplane(scope, admin, '--json', 'policies', 'kill-switch', 'engage', '--target', 'tool', '--tools', 'fixture.count', '--reason', 'incident 9');
+    expect(engaged.err).toBe('');
+    const engagedPolicy = (JSON.parse(engaged.out) as TenantPolicyReply).policy;
+    expect(engagedPolicy.version).toBe(before.isDefault ? 1 : before.policy.version + 1);
+    expect(engagedPolicy.killSwitches).toContainEqual({ target: 'TOOL', tools: 'fixture.count', reason: 'incident 9', engagedBy: 'user:ada@example.com', engagedAt: engagedPolicy.updatedAt });
+    const denied = await invoke(scope, 'fixture.count', 'cli-killed');
+    expect(denied.ok && denied.data.receipt.failure?.message).toContain('incident 9');
+
+    const released = await toolplane(scope, admin, 'policies', 'kill-switch', 'release', '--target', 'tool', '--tools', 'fixture.count');
+    expect(released.err).toBe('');
+    expect(released.out).toMatch(new RegExp(`version:\\s+${engagedPolicy.version + 1}\\n`));
+    expect((await invoke(scope, 'fixture.count', 'cli-released')).ok && (await executions(scope))).toBe(1);
+    // Released twice: nothing is engaged for those tools any more.
+    expect((await toolplane(scope, admin, 'policies', 'kill-switch', 'release', '--target', 'tool', '--tools', 'fixture.count')).err).toBe('NOT_FOUND: no kill switch is engaged for tools fixture.count\n');
+
+    const profile = JSON.parse((await toolplane(scope, await readerOf(scope), '--json', 'policies', 'agent', 'get', agentId)).out) as AgentProfile;
+    expect(profile).toMatchObject({ agentId, version: 1 });
+    // What `get --json` printed goes back in as it is; a reader may not write it.
+    const edited = JSON.stringify({ ...profile, deniedTools: ['fixture.write'] });
+    expect((await toolplane(scope, await readerOf(scope), 'policies', 'agent', 'put', '--json-input', edited)).err).toMatch(/^AUTHORIZATION_DENIED: /);
+    const put = await toolplane(scope, admin, '--json', 'policies', 'agent', 'put', '--json-input', edited, '--expected-version', '1');
+    expect(JSON.parse(put.out)).toMatchObject({ deniedTools: ['fixture.write'], version: 2 });
+    expect((await toolplane(scope, admin, 'policies', 'agent', 'put', '--json-input', edited, '--expected-version', '1')).err).toBe(`CONFLICT: agent profile ${agentId}: expected version 1, found version 2\n`);
+    await command(scope, 'putAgentProfile', { profile: profileInput(agentId) }, admin);
+
+    const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
+    const interrupted = await leftExecuting(scope, 'fixture.write', 'cli-uncertain', replyInbox);
+    expect((await invoke(scope, 'fixture.write', 'cli-uncertain', replyInbox)).ok).toBe(true);
+    const reconciled = await toolplane(scope, admin, '--json', 'calls', 'reconcile', interrupted.toolCallId, '--outcome', 'failed', '--reason', 'nothing reached the provider');
+    expect(reconciled.err).toBe('');
+    const result = JSON.parse(reconciled.out) as InvocationResult;
+    expect(result.receipt).toMatchObject({ toolCallId: interrupted.toolCallId, state: 'Failed' });
+    expect(verifyReceipt(result.receipt, new Map([[receiptKeyId, receiptPublicKey]])).valid).toBe(true);
+    expect((await stored(scope, 'cli-uncertain'))?.reconciliation).toMatchObject({ outcome: 'failed', by: 'user:ada@example.com' });
   });
 });
