@@ -42,6 +42,7 @@ import { connectMessaging, openKv, publish, request, serve, type Messaging, type
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { startNatsServer, type NatsServer } from './adapter-harness.js';
 import {
   advancePipeline,
   agentProfileId,
@@ -62,6 +63,11 @@ import {
 } from '../src/mod.js';
 
 const infra = testScope('adapter');
+/**
+ * A nats-server of this file's own: the work queue's durable consumer (`tool-adapter`) is one per stream, so
+ * adapters of other test files on a shared server would take this file's requests.
+ */
+let nats: NatsServer;
 const deadlineMs = 30_000;
 const tenant = 'acme';
 const agentId = 'agent-support';
@@ -90,6 +96,7 @@ let tmp: string;
 let countFile: string;
 
 beforeAll(async () => {
+  nats = await startNatsServer();
   agentKey = await generateSigningKeyPair('acme-agent-1');
   const receiptKeys = generateKeyPairSync('ed25519');
   receiptPublicKey = receiptKeys.publicKey;
@@ -97,7 +104,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
   countFile = path.join(tmp, 'count');
   adapterEnv = {
-    NATS_URL: infra.natsUrl,
+    NATS_URL: nats.url,
     MONGODB_URL: infra.mongoUrl,
     MONGODB_DATABASE: infra.dbName,
     HTTP_PORT: '0',
@@ -107,7 +114,7 @@ beforeAll(async () => {
     ADAPTER_SIGNING_KEY_ID: receiptKeyId,
   };
   adapter = await startService(toolAdapterService, adapterEnv);
-  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-int-test' });
+  messaging = await connectMessaging({ url: nats.url, name: 'adapter-int-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-int-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the fixture server of the asking workspace.
@@ -173,6 +180,7 @@ afterAll(async () => {
   await adapter?.stop();
   await messaging?.drain();
   await store?.close();
+  await nats?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
