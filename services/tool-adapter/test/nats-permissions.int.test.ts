@@ -23,11 +23,9 @@ import { testScope } from '@toolplane/testing';
 import { AdapterHarness, startNatsServer, waitFor, type AdapterProcess, type NatsServer } from './adapter-harness.js';
 
 const configFile = path.resolve(import.meta.dirname, '../../../infra/nats/authorization.example.conf');
-const passwords = {
-  TOOLPLANE_SERVICES_PASSWORD: randomBytes(12).toString('hex'),
-  ACME_RUNTIME_PASSWORD: randomBytes(12).toString('hex'),
-  GLOBEX_RUNTIME_PASSWORD: randomBytes(12).toString('hex'),
-};
+// nats-server parses an environment value as a configuration value: a password must read as a string (a letter first).
+const password = () => `pw${randomBytes(12).toString('hex')}`;
+const passwords = { TOOLPLANE_SERVICES_PASSWORD: password(), ACME_RUNTIME_PASSWORD: password(), GLOBEX_RUNTIME_PASSWORD: password() };
 
 let nats: NatsServer;
 let harness: AdapterHarness;
