@@ -40,6 +40,7 @@ import { connectMessaging, openKv, publish, request, serve, type Messaging, type
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { startNatsServer, type NatsServer } from './adapter-harness.js';
 import {
   advancePipeline,
   agentProfileId,
@@ -58,6 +59,11 @@ import {
 } from '../src/mod.js';
 
 const infra = testScope('adapter_commands');
+/**
+ * A nats-server of this file's own: the work queue's durable consumer (`tool-adapter`) is one per stream, so
+ * adapters of other test files on a shared server would take this file's requests.
+ */
+let nats: NatsServer;
 // A tenant of this file's own: the policy tests change the tenant policy.
 const tenant = `t${randomUUID().slice(0, 8)}`;
 const agentId = 'agent-support';
@@ -77,6 +83,7 @@ const serverIds = new Map<string, string>();
 const boundTools = new Map<string, ToolDescriptor>();
 
 beforeAll(async () => {
+  nats = await startNatsServer();
   tenantKey = await generateSigningKeyPair('tenant-1');
   // Same kid, another key: what a forger without the tenant's private key can make.
   forgerKey = await generateSigningKeyPair('tenant-1');
@@ -85,7 +92,7 @@ beforeAll(async () => {
   receiptPrivateKey = receiptKeys.privateKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-commands-'));
   adapter = await startService(toolAdapterService, {
-    NATS_URL: infra.natsUrl,
+    NATS_URL: nats.url,
     MONGODB_URL: infra.mongoUrl,
     MONGODB_DATABASE: infra.dbName,
     HTTP_PORT: '0',
@@ -94,7 +101,7 @@ beforeAll(async () => {
     ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     ADAPTER_SIGNING_KEY_ID: receiptKeyId,
   });
-  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-commands-test' });
+  messaging = await connectMessaging({ url: nats.url, name: 'adapter-commands-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-commands-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the counting fixture of the asking workspace.
@@ -115,6 +122,7 @@ afterAll(async () => {
   await adapter?.stop();
   await messaging?.drain();
   await store?.close();
+  await nats?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
@@ -469,7 +477,7 @@ describe('the toolplane CLI against the adapter', () => {
     let out = '';
     let err = '';
     const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_TOKEN: token } };
-    const code = await runCli(['--nats', infra.natsUrl, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', ...argv], io);
+    const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', ...argv], io);
     return { code, out, err };
   }
 
