@@ -1,5 +1,6 @@
 // The harness of the adapter's fault tests: private nats-server and FerretDB processes on free loopback ports,
-// the built adapter (`dist/main.js`) as a real child process, and around it what the in-process integration test
+// the adapter's composition root (`src/main.ts`, run from source like test/src/service-process.ts runs every
+// service, so it is never a stale build) as a real child process, and around it what the in-process integration test
 // has: descriptors in the registry's KV read model, a stand-in for the registry's getServer responder (fixture MCP
 // servers counting their executions in a file per workspace), signed context tokens, replies and stored events.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -35,7 +36,7 @@ import { agentProfileId, agentProfiles, descriptorBucket, invocationDocumentId, 
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const binDir = path.join(repoRoot, '.local/bin');
-const adapterMain = path.join(repoRoot, 'services/tool-adapter/dist/main.js');
+const adapterMain = path.join(repoRoot, 'services/tool-adapter/src/main.ts');
 
 /** The tenant, agent and principal every harness works with. */
 export const harnessTenant = 'acme';
@@ -287,18 +288,15 @@ export class AdapterHarness {
     };
   }
 
-  /** Starts `node services/tool-adapter/dist/main.js` and waits until it is ready (or dies at a failpoint first). */
-  async startAdapter(extra: Record<string, string> = {}, options: { readonly waitReady?: boolean } = {}): Promise<AdapterProcess> {
-    if (!existsSync(adapterMain)) throw new Error(`${adapterMain} is missing: run \`npx tsc -b services/tool-adapter\``);
+  /** Starts the adapter process (`src/main.ts` through tsx) and waits until it is ready. */
+  async startAdapter(extra: Record<string, string> = {}): Promise<AdapterProcess> {
     const httpPort = await freePort();
-    const adapter = run(process.execPath, [adapterMain], this.adapterEnv({ HTTP_PORT: String(httpPort), ...extra }));
+    const adapter = run(process.execPath, ['--conditions=@toolplane/source', '--import', 'tsx', adapterMain], this.adapterEnv({ HTTP_PORT: String(httpPort), ...extra }));
     this.#processes.push(adapter);
-    if (options.waitReady ?? true) {
-      await waitFor('the adapter to be ready', async () => {
-        if (!adapter.running()) throw new Error(`the adapter exited before it was ready: ${adapter.output().slice(-3000)}`);
-        return answers200(`http://127.0.0.1:${httpPort}/readyz`);
-      });
-    }
+    await waitFor('the adapter to be ready', async () => {
+      if (!adapter.running()) throw new Error(`the adapter exited before it was ready: ${adapter.output().slice(-3000)}`);
+      return answers200(`http://127.0.0.1:${httpPort}/readyz`);
+    });
     return { ...adapter, httpPort, stop: () => stopChild(adapter, 15_000) };
   }
 
