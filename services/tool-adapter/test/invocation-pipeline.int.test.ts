@@ -439,6 +439,16 @@ describe('the tool adapter', () => {
     expect(await executions(scope)).toBe(0);
   });
 
+  it('ignores a tenant and workspace named in the body: the call runs and is recorded in the subject’s scope', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const elsewhere = await freshScope();
+    const reply = await invoke(scope, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'named-scope', tenant: 'other-tenant', workspace: elsewhere.workspace });
+    expect(reply).toMatchObject({ ok: true, data: { status: 'SUCCESS' } });
+    expect(await stored(scope, 'named-scope')).toMatchObject({ tenant: scope.tenant, workspace: scope.workspace, state: 'Observed' });
+    expect(await stored(elsewhere, 'named-scope')).toBeNull();
+    expect(await stored({ tenant: 'other-tenant', workspace: elsewhere.workspace }, 'named-scope')).toBeNull();
+  });
+
   it('executes a repeated idempotency key once and answers both with the same receipt', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const first = await invoke(scope, { toolId: 'fixture.count', arguments: { n: 1 }, idempotencyKey: 'once' });
