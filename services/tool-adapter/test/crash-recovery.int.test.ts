@@ -15,7 +15,7 @@ import { AdapterHarness, startNatsServer, waitFor } from './adapter-harness.js';
 // (after the consumer's 30 s ack wait). Deadlines are long enough to leave a second attempt room after that.
 const adapterEnv = { ADAPTER_PROCESSING_LEASE_MS: '3000', ADAPTER_CONCURRENCY: '4' };
 const timeoutMs = 75_000;
-const slowMs = 1_500;
+const slowMs = 3_000;
 const terminalTypes = new Set(['ToolCallCompleted', 'ToolCallFailed', 'ToolCallCancelled', 'ToolEffectUncertain', 'InvocationDenied']);
 
 type Effect = 'READ' | 'WRITE';
