@@ -18,6 +18,12 @@ export const descriptorBucketSettings = {
   storage: 'file',
 } as const;
 
+/** Orders descriptor versions oldest first: numeric versions by number, before and then any others by text. */
+export function compareToolVersions(a: { readonly toolVersion: string }, b: { readonly toolVersion: string }): number {
+  const numeric = (v: string) => (/^\d{1,9}$/.test(v) ? Number(v) : -1);
+  return numeric(a.toolVersion) - numeric(b.toolVersion) || a.toolVersion.localeCompare(b.toolVersion);
+}
+
 function keyToken(value: string): string {
   // base64url has no `.`, so tool ids and versions (which may contain dots or `+`) cannot collide in a key.
   return Buffer.from(value, 'utf8').toString('base64url');

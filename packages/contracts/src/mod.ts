@@ -106,7 +106,7 @@ export {
   raiseSideEffectClass,
 } from './classification.js';
 export { DeadLetter } from './dead-letter.js';
-export { DESCRIPTOR_BUCKET, descriptorBucketSettings, descriptorKey, descriptorKeyFilter } from './descriptor-read-model.js';
+export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter } from './descriptor-read-model.js';
 export { ErrorCode, ToolFailure, ToolplaneError, WireError, errorCatalog, fromWireError, hasErrorCode, isRetryable, toWireError } from './errors.js';
 export { ApprovalEventMetadata, EventMetadata, InvocationEventMetadata } from './event-metadata.js';
 export {

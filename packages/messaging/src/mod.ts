@@ -2,6 +2,7 @@ export { connectMessaging, type ConnectOptions } from './connect.js';
 export { parseNatsUrl, redactUrl, type NatsEndpoint } from './connection-url.js';
 export { consume, type ConsumeOptions, type ConsumerHandle } from './consume.js';
 export { toConsumerConfig, consumerConfigDiff, type ConsumerSpec, type ManagedConsumerConfig } from './consumer-spec.js';
+export { createDescriptorCache, descriptorBucket, type DescriptorCache, type DescriptorCacheOptions } from './descriptor-cache.js';
 export { buildDeadLetter, deadLetterMsgId, type DeadLetterSource } from './dead-letter.js';
 export type { DeclareOptions, EnsureResult } from './declare.js';
 export { ensureConsumer } from './ensure-consumer.js';

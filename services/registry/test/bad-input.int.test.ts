@@ -20,10 +20,9 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { fixtureServerPath, freePort, realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
-import type { Messaging } from '@toolplane/messaging';
+import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
-import { createDescriptorCache, type DescriptorCache } from '../src/mod.js';
 import { call, codeOf, connectClient, eventually, freshScope, startRegistry, storedEvents } from './harness.js';
 
 const scope = testScope('registry_bad');

@@ -16,10 +16,9 @@ import {
   type McpServer,
 } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
-import type { Messaging } from '@toolplane/messaging';
+import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
-import { createDescriptorCache, type DescriptorCache } from '../src/mod.js';
 import { call, connectClient, eventually, freshScope, startRegistry, storedEvents } from './harness.js';
 
 // Two registry replicas watch the same servers: a killed HTTP server goes Degraded and comes back Active, a tool

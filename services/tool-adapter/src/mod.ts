@@ -1,7 +1,7 @@
 export { toolAdapterConfig, toolAdapterConsumers, toolAdapterService, type ToolAdapterConfig } from './service.js';
 export { agentProfileId, agentProfiles, collections, tenantPolicies, toolInvocations, type StoredAgentProfile, type StoredInvocation, type StoredTenantPolicy } from './collections.js';
 export { invocationDocumentId } from './adapters/invocation-store.js';
-export { descriptorBucket } from './adapters/descriptor-cache.js';
+export { descriptorBucket } from '@toolplane/messaging';
 // The pure core of the governed pipeline (no I/O; clock, ids, keys and secrets come in as arguments).
 export {
   ArgumentValidators,

@@ -1,14 +1,13 @@
 import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
-import { consume } from '@toolplane/messaging';
+import { consume, createDescriptorCache } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { toStoreError } from '@toolplane/store';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { secretBrokerLeaser } from './adapters/credential-leaser.js';
-import { createDescriptorCache } from './adapters/descriptor-cache.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
 import { PolicyDocuments, storedPolicySource } from './adapters/policy-source.js';

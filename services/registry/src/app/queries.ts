@@ -1,5 +1,6 @@
 import {
   ToolplaneError,
+  compareToolVersions,
   type GetDescriptorRequest,
   type ListServersReply,
   type ListServersRequest,
@@ -12,7 +13,6 @@ import {
 import { findPage } from '@toolplane/store';
 import type { StoredDescriptor, StoredServer } from '../collections.js';
 import { toolViews } from '../core/binding-view.js';
-import { byToolVersion } from '../core/tool-identity.js';
 import { toDescriptor, toServer, type RegistryContext } from './registry-context.js';
 import { loadServer } from './server-commands.js';
 
@@ -68,7 +68,7 @@ export async function listTools(context: RegistryContext, scope: Scope, serverId
 /** One descriptor version, or the newest active one; NOT_FOUND otherwise. */
 export async function getDescriptor(context: RegistryContext, scope: Scope, request: GetDescriptorRequest, signal?: AbortSignal): Promise<ToolDescriptor> {
   const filter = { tenant: scope.tenant, workspace: scope.workspace, toolId: request.toolId, ...(request.toolVersion === undefined ? { active: true } : { toolVersion: request.toolVersion }) };
-  const found = (await context.descriptors.raw.find(filter, { signal }).toArray()).map((document) => toDescriptor(document as StoredDescriptor)).sort(byToolVersion).at(-1);
+  const found = (await context.descriptors.raw.find(filter, { signal }).toArray()).map((document) => toDescriptor(document as StoredDescriptor)).sort(compareToolVersions).at(-1);
   if (found === undefined) {
     throw new ToolplaneError('NOT_FOUND', request.toolVersion === undefined ? `no active version of ${request.toolId}` : `no descriptor ${request.toolId} version ${request.toolVersion}`);
   }

@@ -1,9 +1,9 @@
-import { ToolplaneError, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
+import { ToolplaneError, compareToolVersions, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
 import { createAggregate } from '../adapters/aggregate-store.js';
 import type { StoredDescriptor } from '../collections.js';
 import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration } from '../core/descriptor-aggregate.js';
 import { decideServer } from '../core/server-aggregate.js';
-import { byToolVersion, defaultToolId, planBind } from '../core/tool-identity.js';
+import { defaultToolId, planBind } from '../core/tool-identity.js';
 import { descriptorLifecycleEvents } from '../core/wire-events.js';
 import { changeDescriptor } from './descriptor-effects.js';
 import { descriptorDocumentId, publishToReadModel, toDescriptor, type Actor, type RegistryContext } from './registry-context.js';
@@ -13,7 +13,7 @@ const maxBindAttempts = 5;
 
 async function descriptorsWhere(context: RegistryContext, filter: Record<string, unknown>, signal?: AbortSignal): Promise<ToolDescriptor[]> {
   const documents = await context.descriptors.raw.find(filter, { signal }).toArray();
-  return documents.map((document) => toDescriptor(document as StoredDescriptor)).sort(byToolVersion);
+  return documents.map((document) => toDescriptor(document as StoredDescriptor)).sort(compareToolVersions);
 }
 
 /**

@@ -1,5 +1,4 @@
-import type { DiscoveredToolView, McpServer, ToolDescriptor } from '@toolplane/contracts';
-import { byToolVersion } from './tool-identity.js';
+import { compareToolVersions, type DiscoveredToolView, type McpServer, type ToolDescriptor } from '@toolplane/contracts';
 
 /** The discovered tools of a server with where each one's binding stands; an unbound tool is listed, never invocable. */
 export function toolViews(server: McpServer, descriptors: readonly ToolDescriptor[]): DiscoveredToolView[] {
@@ -14,7 +13,7 @@ export function toolViews(server: McpServer, descriptors: readonly ToolDescripto
       ...(tool.description === undefined ? {} : { description: tool.description }),
       definitionHash: tool.definitionHash,
     };
-    const latest = mine.filter((d) => d.providerToolName === tool.name).sort(byToolVersion).at(-1);
+    const latest = mine.filter((d) => d.providerToolName === tool.name).sort(compareToolVersions).at(-1);
     const bound = latest !== undefined && (latest.active || latest.inactiveReason === 'DefinitionChanged');
     if (latest === undefined || !bound) return { ...base, binding: 'Unbound', invocable: false };
     const binding = {

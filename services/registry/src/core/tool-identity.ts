@@ -22,12 +22,6 @@ export function nextToolVersion(existing: readonly Pick<ToolDescriptor, 'toolVer
   return String(highest + 1);
 }
 
-/** Orders descriptor versions oldest first (numeric versions by number). */
-export function byToolVersion(a: Pick<ToolDescriptor, 'toolVersion'>, b: Pick<ToolDescriptor, 'toolVersion'>): number {
-  const numeric = (v: string) => (/^\d{1,9}$/.test(v) ? Number(v) : -1);
-  return numeric(a.toolVersion) - numeric(b.toolVersion) || a.toolVersion.localeCompare(b.toolVersion);
-}
-
 /** What a bind does given the descriptors that exist: reuse an identical active binding, or make a new version. */
 export type BindPlan =
   | { readonly kind: 'Existing'; readonly descriptor: ToolDescriptor }

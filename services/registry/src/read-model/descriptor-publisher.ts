@@ -1,6 +1,5 @@
 import { ToolDescriptor, descriptorKey, hasErrorCode } from '@toolplane/contracts';
-import { openKv, type Messaging } from '@toolplane/messaging';
-import { descriptorBucket } from './descriptor-bucket.js';
+import { descriptorBucket, openKv, type Messaging } from '@toolplane/messaging';
 
 /** Writes descriptors to the read model; resolves once the bucket holds this version of the document or a newer one. */
 export type DescriptorPublisher = (descriptor: ToolDescriptor, signal?: AbortSignal) => Promise<void>;

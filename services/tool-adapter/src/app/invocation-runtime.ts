@@ -1,9 +1,8 @@
 import type { TokenVerifier } from '@toolplane/auth';
-import type { Messaging } from '@toolplane/messaging';
+import type { DescriptorCache, Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
 import type { ApprovalGateway } from '../adapters/approval-gateway.js';
 import type { CredentialLeaser } from '../adapters/credential-leaser.js';
-import type { DescriptorCache } from '../adapters/descriptor-cache.js';
 import type { InvocationStore } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
 import type { PolicySource } from '../adapters/policy-source.js';

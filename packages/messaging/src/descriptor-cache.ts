@@ -1,14 +1,16 @@
-import { ToolDescriptor, descriptorKey, type Scope } from '@toolplane/contracts';
-import { openKv, type Messaging, type TypedKv } from '@toolplane/messaging';
-import { byToolVersion } from '../core/tool-identity.js';
-import { descriptorBucket } from './descriptor-bucket.js';
+import { ToolDescriptor, compareToolVersions, descriptorBucketSettings, descriptorKey, type Scope } from '@toolplane/contracts';
+import { openKv, type KvBucketSpec, type TypedKv } from './kv.js';
+import type { Messaging } from './messaging.js';
 
-// The read model the tool adapter resolves descriptors from. Why a NATS KV bucket rather than Mongo plus an event-
-// driven cache: the registry owns its collections (no other service reads them), the bucket is written after
-// every committed change with a monotonic guard (a stale write never replaces a newer version), a watch gives a
-// reader the whole current state and then every change in order with no polling, and a restarted reader rebuilds
-// from the bucket alone without replaying the event stream. Resolution is then a local map lookup: no request
-// to the registry, and no database round trip, per invocation.
+// The descriptor read model as its readers see it (the tool adapter, and the registry's own tests). Why a NATS KV
+// bucket rather than Mongo plus an event-driven cache: the registry owns its collections (no other service reads
+// them), the bucket is written after every committed change with a monotonic guard (a stale write never replaces a
+// newer version), a watch gives a reader the whole current state and then every change in order with no polling,
+// and a restarted reader rebuilds from the bucket alone without replaying the event stream. Resolution is then a
+// local map lookup: no request to the registry, and no database round trip, per invocation.
+
+/** The descriptor bucket, opened with the contract's settings by the registry (its only writer) and every reader. */
+export const descriptorBucket: KvBucketSpec = descriptorBucketSettings;
 
 /** A local, continuously updated copy of every ToolDescriptor version. */
 export interface DescriptorCache {
@@ -20,7 +22,9 @@ export interface DescriptorCache {
    * Invoke only when `active && healthy`.
    */
   resolve(scope: Scope, toolId: string, toolVersion?: string): ToolDescriptor | undefined;
-  /** Calls `listener` with every descriptor written after the cache started (tests and reactive callers). */
+  /** Every descriptor version of a scope, active or not (for the effective tool set). */
+  list(scope: Scope): ToolDescriptor[];
+  /** Calls `listener` with every descriptor written after the cache became ready. */
   onChange(listener: (descriptor: ToolDescriptor) => void): () => void;
   /** Stops watching. */
   close(): void;
@@ -33,26 +37,28 @@ export interface DescriptorCacheOptions {
   readonly onProblem?: (problem: { readonly key?: string; readonly message: string }) => void;
 }
 
-function toolKey(scope: Scope, toolId: string): string {
-  return `${scope.tenant} ${scope.workspace} ${toolId}`;
+function scopeKey(scope: Scope): string {
+  return `${scope.tenant} ${scope.workspace}`;
 }
 
 /** Opens the descriptor bucket and keeps a local copy of it (see DescriptorCache). */
 export async function createDescriptorCache(messaging: Messaging, options: DescriptorCacheOptions = {}): Promise<DescriptorCache> {
-  const kv: TypedKv<ToolDescriptor> = await openKv(messaging, descriptorBucket, ToolDescriptor, options.signal ? { signal: options.signal } : {});
-  const byTool = new Map<string, Map<string, ToolDescriptor>>();
-  const keys = new Map<string, { tool: string; version: string }>();
+  const signalOption = options.signal ? { signal: options.signal } : {};
+  const kv: TypedKv<ToolDescriptor> = await openKv(messaging, descriptorBucket, ToolDescriptor, signalOption);
+  // scope → bucket key → descriptor: a scope's descriptors without scanning the others.
+  const byScope = new Map<string, Map<string, ToolDescriptor>>();
+  const scopeOfKey = new Map<string, string>();
   const listeners = new Set<(descriptor: ToolDescriptor) => void>();
-  const watch = await kv.watch(options.signal ? { signal: options.signal } : {});
+  const watch = await kv.watch(signalOption);
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   let isReady = false;
 
   const forget = (key: string) => {
-    const known = keys.get(key);
-    if (known === undefined) return;
-    byTool.get(known.tool)?.delete(known.version);
-    keys.delete(key);
+    const scope = scopeOfKey.get(key);
+    if (scope === undefined) return;
+    byScope.get(scope)?.delete(key);
+    scopeOfKey.delete(key);
   };
 
   void (async () => {
@@ -68,16 +74,16 @@ export async function createDescriptorCache(messaging: Messaging, options: Descr
           options.onProblem?.({ key: change.key, message: change.reason.message });
         } else {
           const descriptor = change.value;
-          const tool = toolKey(descriptor, descriptor.toolId);
           // The key must be the one the descriptor's own identity gives, or the entry is not what it claims to be.
           if (change.key !== descriptorKey(descriptor, descriptor.toolId, descriptor.toolVersion)) {
             options.onProblem?.({ key: change.key, message: 'the entry does not describe the descriptor its key names' });
             continue;
           }
-          const versions = byTool.get(tool) ?? new Map<string, ToolDescriptor>();
-          versions.set(descriptor.toolVersion, descriptor);
-          byTool.set(tool, versions);
-          keys.set(change.key, { tool, version: descriptor.toolVersion });
+          const scope = scopeKey(descriptor);
+          const entries = byScope.get(scope) ?? new Map<string, ToolDescriptor>();
+          entries.set(change.key, descriptor);
+          byScope.set(scope, entries);
+          scopeOfKey.set(change.key, scope);
           if (isReady) for (const listener of [...listeners]) listener(descriptor);
         }
       }
@@ -86,15 +92,17 @@ export async function createDescriptorCache(messaging: Messaging, options: Descr
     }
   })();
 
+  const list = (scope: Scope): ToolDescriptor[] => [...(byScope.get(scopeKey(scope))?.values() ?? [])];
   return {
     ready,
     resolve(scope, toolId, toolVersion) {
-      const versions = byTool.get(toolKey(scope, toolId));
-      if (versions === undefined) return undefined;
-      if (toolVersion !== undefined) return versions.get(toolVersion);
-      const ordered = [...versions.values()].sort(byToolVersion);
-      return ordered.filter((descriptor) => descriptor.active).at(-1) ?? ordered.at(-1);
+      if (toolVersion !== undefined) return byScope.get(scopeKey(scope))?.get(descriptorKey(scope, toolId, toolVersion));
+      const versions = list(scope)
+        .filter((descriptor) => descriptor.toolId === toolId)
+        .sort(compareToolVersions);
+      return versions.filter((descriptor) => descriptor.active).at(-1) ?? versions.at(-1);
     },
+    list,
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
