@@ -132,6 +132,7 @@ const ready = await Promise.all(services.map((name, index) => waitReady(name, ba
 if (ready.every(Boolean)) {
   say(`up: NATS ${natsUrl}, MongoDB ${mongoUrl}`);
   for (const [index, name] of services.entries()) say(`  ${name.padEnd(16)} http://127.0.0.1:${basePort + index}/readyz`);
+  say('operator token (tenant dev, workspace main): export TOOLPLANE_TOKEN=$(node infra/local/dev-keys.mjs token)');
   say(`logs in ${logDir}; Ctrl-C stops everything`);
 } else if (!stopping) {
   const late = services.filter((_, index) => !ready[index]);
