@@ -43,7 +43,7 @@ export type PipelineService = (typeof pipelineServices)[number];
 
 /** The agent the suite's context tokens name, and the principal it acts for. */
 export const agent = { agentId: 'agent-e2e', agentRevision: '3', principal: 'user:alice@e2e.example' } as const;
-/** The human who decides approvals and administers policy (never the requesting principal). */
+/** The human who decides approvals and administers policy, servers and connections (never the requesting principal). */
 export const operator = { principal: 'user:bob@e2e.example', roles: ['approver', 'policy-admin'] } as const;
 
 /** What one run of the CLI printed. */
@@ -241,7 +241,7 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
       stdout: (text) => void (out += text),
       stderr: (text) => void (err += text),
       readStdin: () => Promise.resolve(''),
-      env: { TOOLPLANE_ACTOR: operator.principal, TOOLPLANE_TOKEN: await operatorToken() },
+      env: { TOOLPLANE_TOKEN: await operatorToken() },
     };
     const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '30000', ...argv], io);
     return { code, out, err };

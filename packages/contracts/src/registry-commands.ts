@@ -7,10 +7,11 @@ import { DescriptorRetirementReason } from './registry-events.js';
 import { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
 
 // Request/reply contracts of the registry (`tp.v1.cmd.{tenant}.{workspace}.registry.{operation}`). Scope comes from
-// the subject, never from a body. `actor` names who asks, for the record; it is not authentication.
+// the subject, never from a body. Who asks comes from the operator token in the Authorization header: a body's
+// `actor` (or `grantedBy`) is accepted so that older clients are not refused, and ignored.
 
 const PermissionName = z.string().regex(/^[!-~]{1,128}$/);
-const Actor = PrincipalId.optional().meta({ description: 'Who asks (recorded, not trusted for authorization).' });
+const Actor = PrincipalId.optional().meta({ description: "Ignored: the operator token's principal is recorded." });
 
 /** The registry's request/reply operations, as they appear in command subjects. */
 export const registryOperations = {
@@ -136,8 +137,8 @@ export const GrantAuthenticationExceptionRequest = z.strictObject({
   serverId: Uuid,
   reason: boundedText(1024),
   expiresAt: IsoDateTime,
-  /** The platform admin who grants it. */
-  grantedBy: PrincipalId,
+  /** Ignored: the platform admin whose operator token asks is recorded as the grantor. */
+  grantedBy: PrincipalId.optional().meta({ description: "Ignored: the operator token's principal is recorded." }),
 });
 export type GrantAuthenticationExceptionRequest = z.infer<typeof GrantAuthenticationExceptionRequest>;
 

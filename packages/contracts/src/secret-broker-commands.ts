@@ -8,7 +8,9 @@ import { ConnectionKind, ConnectionName, ConnectionState, OAuth2ClientSettings, 
 // has a field that could carry it, except the lease's SealedBox, which only the recipient can open. Validation
 // messages name the field and the rule, never the value.
 
-const Actor = PrincipalId.optional().meta({ description: 'Who asks (recorded, not trusted for authorization).' });
+// Who asks comes from the operator token in the Authorization header; a body's `actor` is accepted so that older
+// clients are not refused, and ignored.
+const Actor = PrincipalId.optional().meta({ description: "Ignored: the operator token's principal is recorded." });
 
 // Credentials go into HTTP headers: no control characters anywhere, and no whitespace in tokens.
 const HeaderToken = z.string().min(1).max(8192).regex(/^[!-~]+$/, 'must be printable ASCII without spaces');

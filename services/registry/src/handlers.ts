@@ -10,6 +10,8 @@ import {
   ListServersRequest,
   ListToolsReply,
   ListToolsRequest,
+  PLATFORM_ADMIN_ROLE,
+  POLICY_ADMIN_ROLE,
   RegisterServerReply,
   RegisterServerRequest,
   RetireServerReply,
@@ -23,47 +25,86 @@ import {
   scopeOfSubject,
   type Scope,
 } from '@toolplane/contracts';
-import { serve, type Messaging, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
+import { verifyOperator, type OperatorRequirement, type TokenVerifier } from '@toolplane/auth';
+import { serve, type MessageHeaders, type Messaging, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import { getDescriptor, listServers, listTools } from './app/queries.js';
 import type { RegistryContext } from './app/registry-context.js';
 import { discoverServer, grantAuthenticationException, loadServer, registerServer, retireServer } from './app/server-commands.js';
 import { bindTool, unbindTool } from './app/tool-commands.js';
 
+// Humans authenticate with an operator token of the subject's scope (`Authorization: Bearer …`, never logged); the
+// token's principal is what the registry records, whatever a body says. `getServer` is the tool adapter's: NATS
+// permissions decide who may publish on its subject, as for `approval.consume` and `secrets.leaseSecret`.
+
 /** The queue group every registry replica answers commands in: each request goes to one of them. */
 export const REGISTRY_QUEUE = 'registry';
+
+/** Who may ask: a service (no token; NATS permissions decide), or an operator with a token of the scope (and a role, when named). */
+export type RegistryAccess = { readonly kind: 'service' } | ({ readonly kind: 'operator' } & OperatorRequirement);
 
 interface Operation<Req extends z.ZodType, Res extends z.ZodType> {
   readonly operation: string;
   readonly request: Req;
   readonly reply: Res;
-  readonly handle: (context: RegistryContext, scope: Scope, request: z.output<Req>, signal: AbortSignal) => Promise<z.input<Res>>;
+  readonly access: RegistryAccess;
+  readonly answer: (context: RegistryContext, verifier: TokenVerifier, scope: Scope, request: z.output<Req>, headers: MessageHeaders, signal: AbortSignal) => Promise<z.input<Res>>;
 }
 
-function operation<Req extends z.ZodType, Res extends z.ZodType>(definition: Operation<Req, Res>): Operation<Req, Res> {
-  return definition;
+type OperatorHandle<Req extends z.ZodType, Res extends z.ZodType> = (context: RegistryContext, scope: Scope, request: z.output<Req>, actor: string, signal: AbortSignal) => Promise<z.input<Res>>;
+
+/** An operation of human operators: the token is verified first, and its principal is the actor of what follows. */
+function forOperators<Req extends z.ZodType, Res extends z.ZodType>(
+  operation: string,
+  schemas: { readonly request: Req; readonly reply: Res },
+  requirement: OperatorRequirement,
+  handle: OperatorHandle<Req, Res>,
+): Operation<Req, Res> {
+  return {
+    operation,
+    ...schemas,
+    access: { kind: 'operator', ...requirement },
+    answer: async (context, verifier, scope, request, headers, signal) => {
+      const operator = await verifyOperator(verifier, scope, headers, requirement);
+      return handle(context, scope, request, operator.principal, signal);
+    },
+  };
 }
 
-/** Every request/reply operation of the registry, with its contracts. */
+/** An operation of services: no token; NATS permissions decide who may publish on its subject. */
+function forServices<Req extends z.ZodType, Res extends z.ZodType>(
+  operation: string,
+  schemas: { readonly request: Req; readonly reply: Res },
+  handle: (context: RegistryContext, scope: Scope, request: z.output<Req>, signal: AbortSignal) => Promise<z.input<Res>>,
+): Operation<Req, Res> {
+  return { operation, ...schemas, access: { kind: 'service' }, answer: (context, _verifier, scope, request, _headers, signal) => handle(context, scope, request, signal) };
+}
+
+// Changing servers and bindings is policy administration (the seeds name no narrower role); an authentication
+// exception for a remote server is a platform admin's (seed 003: "a recorded Platform-admin approval").
+const policyAdmin: OperatorRequirement = { role: POLICY_ADMIN_ROLE };
+const platformAdmin: OperatorRequirement = { role: PLATFORM_ADMIN_ROLE };
+const anyOperator: OperatorRequirement = {};
+
+/** Every request/reply operation of the registry, with its contracts and who may ask. */
 export const registryHandlers = [
-  operation({ operation: registryOperations.register, request: RegisterServerRequest, reply: RegisterServerReply, handle: registerServer }),
-  operation({ operation: registryOperations.discover, request: ServerRequest, reply: DiscoverServerReply, handle: (c, s, r, signal) => discoverServer(c, s, r.serverId, r.actor, signal) }),
-  operation({ operation: registryOperations.bind, request: BindToolRequest, reply: BindToolReply, handle: bindTool }),
-  operation({ operation: registryOperations.unbind, request: UnbindToolRequest, reply: UnbindToolReply, handle: unbindTool }),
-  operation({ operation: registryOperations.retire, request: RetireServerRequest, reply: RetireServerReply, handle: (c, s, r, signal) => retireServer(c, s, r.serverId, r.reason, r.actor, signal) }),
-  operation({
-    operation: registryOperations.grantException,
-    request: GrantAuthenticationExceptionRequest,
-    reply: ServerReply,
-    handle: async (c, s, r, signal) => ({ server: await grantAuthenticationException(c, s, r, signal) }),
-  }),
-  operation({ operation: registryOperations.getServer, request: ServerRequest, reply: ServerReply, handle: async (c, s, r, signal) => ({ server: await loadServer(c, s, r.serverId, signal) }) }),
-  operation({ operation: registryOperations.listServers, request: ListServersRequest, reply: ListServersReply, handle: listServers }),
-  operation({ operation: registryOperations.listTools, request: ListToolsRequest, reply: ListToolsReply, handle: (c, s, r, signal) => listTools(c, s, r.serverId, signal) }),
-  operation({ operation: registryOperations.getDescriptor, request: GetDescriptorRequest, reply: GetDescriptorReply, handle: async (c, s, r, signal) => ({ descriptor: await getDescriptor(c, s, r, signal) }) }),
+  forOperators(registryOperations.register, { request: RegisterServerRequest, reply: RegisterServerReply }, policyAdmin, registerServer),
+  forOperators(registryOperations.discover, { request: ServerRequest, reply: DiscoverServerReply }, policyAdmin, (c, s, r, actor, signal) => discoverServer(c, s, r.serverId, actor, signal)),
+  forOperators(registryOperations.bind, { request: BindToolRequest, reply: BindToolReply }, policyAdmin, bindTool),
+  forOperators(registryOperations.unbind, { request: UnbindToolRequest, reply: UnbindToolReply }, policyAdmin, unbindTool),
+  forOperators(registryOperations.retire, { request: RetireServerRequest, reply: RetireServerReply }, policyAdmin, (c, s, r, actor, signal) => retireServer(c, s, r.serverId, r.reason, actor, signal)),
+  forOperators(registryOperations.grantException, { request: GrantAuthenticationExceptionRequest, reply: ServerReply }, platformAdmin, async (c, s, r, actor, signal) => ({
+    server: await grantAuthenticationException(c, s, r, actor, signal),
+  })),
+  forServices(registryOperations.getServer, { request: ServerRequest, reply: ServerReply }, async (c, s, r, signal) => ({ server: await loadServer(c, s, r.serverId, signal) })),
+  forOperators(registryOperations.listServers, { request: ListServersRequest, reply: ListServersReply }, anyOperator, (c, s, r, _actor, signal) => listServers(c, s, r, signal)),
+  forOperators(registryOperations.listTools, { request: ListToolsRequest, reply: ListToolsReply }, anyOperator, (c, s, r, _actor, signal) => listTools(c, s, r.serverId, signal)),
+  forOperators(registryOperations.getDescriptor, { request: GetDescriptorRequest, reply: GetDescriptorReply }, anyOperator, async (c, s, r, _actor, signal) => ({
+    descriptor: await getDescriptor(c, s, r, signal),
+  })),
 ] as const;
 
 /** Serves every operation in the registry's queue group; the scope of each request is taken from its subject. */
-export async function serveRegistry(messaging: Messaging, context: RegistryContext, onDiagnostic: (diagnostic: ServeDiagnostic) => void): Promise<ServeHandle[]> {
+export async function serveRegistry(messaging: Messaging, context: RegistryContext, verifier: TokenVerifier, onDiagnostic: (diagnostic: ServeDiagnostic) => void): Promise<ServeHandle[]> {
   const handles: ServeHandle[] = [];
   for (const definition of registryHandlers as readonly Operation<z.ZodType, z.ZodType>[]) {
     handles.push(
@@ -72,7 +113,7 @@ export async function serveRegistry(messaging: Messaging, context: RegistryConte
         queue: REGISTRY_QUEUE,
         requestSchema: definition.request,
         replySchema: definition.reply,
-        handler: (request, { subject, signal }) => definition.handle(context, scopeOfSubject(subject), request, signal),
+        handler: (request, { subject, headers, signal }) => definition.answer(context, verifier, scopeOfSubject(subject), request, headers, signal),
         onDiagnostic,
       }),
     );

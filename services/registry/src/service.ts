@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { descriptorKey, streams } from '@toolplane/contracts';
+import { TrustedKeysSetting, descriptorKey, streams } from '@toolplane/contracts';
+import { createTokenVerifier } from '@toolplane/auth';
 import { baseServiceConfig, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { createMcpGateway } from './adapters/mcp-gateway.js';
 import type { RegistryContext } from './app/registry-context.js';
@@ -13,6 +14,12 @@ import { createDescriptorPublisher } from './read-model/descriptor-publisher.js'
 /** The registry service's settings. */
 export const registryConfig = baseServiceConfig({ httpPort: 7101 })
   .extend({
+    /**
+     * Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`.
+     * Unset means no tenant is trusted (every operator command is refused, and a warning says so); a malformed value
+     * stops the start.
+     */
+    TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
     /** How often watched (Active and Degraded) servers are health-checked. */
     REGISTRY_HEALTH_INTERVAL_MS: millisecondsSetting(15_000),
     /** How long one health check may take before it counts as a failure. */
@@ -98,7 +105,10 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
     }
 
     const requestLog = logger.child({ component: 'requests' });
-    const handles = await serveRegistry(messaging, context, (diagnostic) => {
+    const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
+    if (Object.keys(trustedKeys).length === 0) requestLog.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator command will be refused');
+    const verifier = createTokenVerifier(trustedKeys);
+    const handles = await serveRegistry(messaging, context, verifier, (diagnostic) => {
       if (diagnostic.type === 'handler_failed' && diagnostic.reply.code !== 'INTERNAL') requestLog.info({ subject: diagnostic.subject, code: diagnostic.reply.code }, diagnostic.reply.message);
       else if (diagnostic.type === 'handler_failed') requestLog.error({ subject: diagnostic.subject, err: diagnostic.error }, 'request failed');
       else requestLog.warn({ subject: diagnostic.subject, type: diagnostic.type }, 'request not answered normally');

@@ -3,7 +3,7 @@ import { runCli, type CliIo } from '@toolplane/cli';
 import { realServerPath } from '@toolplane/mcp/testing';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
-import { freshScope, startRegistry } from './harness.js';
+import { freshScope, operatorToken, startRegistry, type OperatorTokenOptions } from './harness.js';
 
 // The operator CLI, run in-process against a running registry: the whole flow, text and --json output, and errors.
 
@@ -25,17 +25,22 @@ interface Run {
   readonly err: string;
 }
 
-async function toolplane(...argv: string[]): Promise<Run> {
+/** Runs the CLI as `user:cli-test` with the policy-admin role, or as the operator `as` describes. */
+async function toolplaneAs(as: OperatorTokenOptions, ...argv: string[]): Promise<Run> {
   let out = '';
   let err = '';
   const io: CliIo = {
     stdout: (text) => void (out += text),
     stderr: (text) => void (err += text),
     readStdin: () => Promise.resolve(''),
-    env: { TOOLPLANE_ACTOR: 'user:cli-test' },
+    env: { TOOLPLANE_TOKEN: await operatorToken(tenantScope, { principal: 'user:cli-test', roles: ['policy-admin'], ...as }) },
   };
   const code = await runCli(['--nats', scope.natsUrl, '--tenant', tenantScope.tenant, '--workspace', tenantScope.workspace, '--timeout', '30000', ...argv], io);
   return { code, out, err };
+}
+
+function toolplane(...argv: string[]): Promise<Run> {
+  return toolplaneAs({}, ...argv);
 }
 
 async function json<T>(...argv: string[]): Promise<T> {
@@ -128,5 +133,18 @@ describe('toolplane servers and tools', () => {
     const notDiscovered = await toolplane('tools', 'bind', registered.server.serverId, 'echo', '--effect', 'read', '--risk', 'low');
     expect(notDiscovered.code).toBe(1);
     expect(notDiscovered.err).toMatch(/^NOT_FOUND: the tool "echo" was not discovered/);
+  });
+
+  it('sends the operator token: a reader lists but cannot register; granting an exception needs platform-admin', async () => {
+    const reader = { principal: 'user:reader', roles: [] };
+    expect(await toolplaneAs(reader, 'servers', 'list')).toMatchObject({ code: 0, err: '' });
+    const register = await toolplaneAs(reader, 'servers', 'register', '--name', 'refused', '--stdio', `"${process.execPath}" "${realServerPath('everything')}" stdio`);
+    expect(register).toMatchObject({ code: 1, out: '' });
+    expect(register.err).toBe('AUTHORIZATION_DENIED: operator user:reader lacks the role policy-admin this operation needs\n');
+    const listed = await toolplane('--json', 'servers', 'list');
+    expect((JSON.parse(listed.out) as { servers: { name: string }[] }).servers.map((server) => server.name)).not.toContain('refused');
+
+    const grant = await toolplane('servers', 'grant-exception', '5d7b0a2e-6c1f-4c3b-9a8e-0f1e2d3c4b5a', '--expires-at', new Date(Date.now() + 86_400_000).toISOString(), '--reason', 'pilot');
+    expect(grant.err).toBe('AUTHORIZATION_DENIED: operator user:cli-test lacks the role platform-admin this operation needs\n');
   });
 });

@@ -1,18 +1,53 @@
 // Integration-test support: the registry started in-process against the harness's NATS and FerretDB, a client
-// connection, typed command calls, and reads of what the registry published.
+// connection, typed command calls with an operator token, and reads of what the registry published.
 import type { z } from 'zod';
 import {
   LifecycleEvent,
+  PLATFORM_ADMIN_ROLE,
+  POLICY_ADMIN_ROLE,
   commandSubject,
   hasErrorCode,
   registryOperations,
   streams,
   type Scope,
 } from '@toolplane/contracts';
+import { bearerHeaders, generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { connectMessaging, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { uniqueName, type TestScope } from '@toolplane/testing';
 import { registryService } from '../src/service.js';
+
+// Trusted keys are per tenant and fixed at start, so every scope of a test file is a workspace of one tenant of its
+// own (this module is loaded once per test file).
+const fileTenant = uniqueName('registry').slice(0, 60);
+
+/** The key operator tokens of the tests are signed with; registries started here trust it for the file's tenant. */
+export const operatorKey = await generateSigningKeyPair('registry-test-operators');
+
+/** Who the tests act as, unless they say otherwise. */
+export const testOperator = 'user:operator@example.com';
+
+/** What an operator token says: by default the test operator, in the scope's workspace, with the policy-admin and platform-admin roles. */
+export interface OperatorTokenOptions {
+  readonly principal?: string;
+  readonly roles?: readonly string[];
+  readonly workspaces?: readonly string[];
+}
+
+/** An operator token for `scope`, signed with the key the registries started here trust. */
+export function operatorToken(scope: Scope, options: OperatorTokenOptions = {}): Promise<string> {
+  return issueToken(
+    {
+      kind: 'human',
+      tenant: scope.tenant,
+      workspaces: [...(options.workspaces ?? [scope.workspace])],
+      principal: options.principal ?? testOperator,
+      roles: [...(options.roles ?? [POLICY_ADMIN_ROLE, PLATFORM_ADMIN_ROLE])],
+    },
+    operatorKey.privateKey,
+    { kid: operatorKey.kid, expiresIn: '1h' },
+  );
+}
 
 /** Starts a registry replica in this process; `overrides` sets or replaces environment settings. */
 export function startRegistry(scope: TestScope, overrides: Record<string, string> = {}): Promise<RunningService> {
@@ -29,6 +64,7 @@ export function startRegistry(scope: TestScope, overrides: Record<string, string
     REGISTRY_DISCOVERY_INTERVAL_MS: '1500',
     MCP_HANDSHAKE_TIMEOUT_MS: '10000',
     MCP_REQUEST_TIMEOUT_MS: '10000',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [fileTenant]: [operatorKey.publicJwk] }),
     ...overrides,
   });
 }
@@ -38,21 +74,34 @@ export function connectClient(scope: TestScope, label: string): Promise<Messagin
   return connectMessaging({ url: scope.natsUrl, name: `${scope.prefix}_${label}` });
 }
 
-/** A tenant and workspace no other test uses. */
+/** A workspace (of the test file's tenant) no other test uses. */
 export function freshScope(label: string): Scope {
-  return { tenant: uniqueName(label).slice(0, 60), workspace: 'dev' };
+  return { tenant: fileTenant, workspace: uniqueName(label).slice(0, 64) };
 }
 
-/** Sends one registry command in a scope and returns its reply (or throws the registry's typed error). */
-export function call<Req extends z.ZodType, Res extends z.ZodType>(
+/**
+ * Sends one registry command in a scope and returns its reply (or throws the registry's typed error). It carries an
+ * operator token of the scope with the policy-admin and platform-admin roles, unless `token` names another one
+ * (null: none at all).
+ */
+export async function call<Req extends z.ZodType, Res extends z.ZodType>(
   m: Messaging,
   scope: Scope,
   operation: keyof typeof registryOperations,
   schemas: { readonly request: Req; readonly reply: Res },
   body: z.input<Req>,
   timeoutMs = 30_000,
+  token?: string | null,
 ): Promise<z.output<Res>> {
-  return request(m, { subject: commandSubject(scope, 'registry', registryOperations[operation]), requestSchema: schemas.request, replySchema: schemas.reply, body, timeoutMs });
+  const bearer = token === undefined ? await operatorToken(scope) : token;
+  return request(m, {
+    subject: commandSubject(scope, 'registry', registryOperations[operation]),
+    requestSchema: schemas.request,
+    replySchema: schemas.reply,
+    body,
+    timeoutMs,
+    ...(bearer === null ? {} : { headers: bearerHeaders(bearer) }),
+  });
 }
 
 /** The taxonomy code a promise fails with ('OK' if it does not). */
@@ -66,9 +115,9 @@ export async function codeOf(work: Promise<unknown>): Promise<string> {
   return 'OK';
 }
 
-/** Every event stored in the events stream for a scope's tenant, in stream order (duplicates dropped by JetStream are not there). */
+/** Every event stored in the events stream for a scope, in stream order (duplicates dropped by JetStream are not there). */
 export async function storedEvents(m: Messaging, scope: Scope): Promise<LifecycleEvent[]> {
-  const consumer = await m.jetstream.consumers.get(streams.events.name, { filter_subjects: [`tp.v1.evt.${scope.tenant}.>`] });
+  const consumer = await m.jetstream.consumers.get(streams.events.name, { filter_subjects: [`tp.v1.evt.${scope.tenant}.${scope.workspace}.>`] });
   const events: LifecycleEvent[] = [];
   try {
     // What is stored now, counted before reading: the read then ends as soon as it has them all.

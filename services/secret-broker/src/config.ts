@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SealingKeyId } from '@toolplane/contracts';
+import { SealingKeyId, TrustedKeysSetting } from '@toolplane/contracts';
 import { baseServiceConfig, millisecondsSetting } from '@toolplane/service-kit';
 import { importPublicKey, Keyring } from '@toolplane/sealing';
 import type { KeyObject } from 'node:crypto';
@@ -73,6 +73,12 @@ export const secretBrokerConfig = baseServiceConfig({ httpPort: 7104 }).extend({
   SECRET_BROKER_TOKEN_TIMEOUT_MS: millisecondsSetting(10_000),
   /** Allow http:// token endpoints (local development and tests only). */
   SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS: booleanSetting(false),
+  /**
+   * Per tenant, the public keys operator tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`.
+   * Unset means no tenant is trusted (every connection command is refused, and a warning says so); a malformed
+   * value stops the start. Leases need no operator token.
+   */
+  TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
 });
 
 /** The parsed settings of the secret broker. */

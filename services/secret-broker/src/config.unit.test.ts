@@ -57,4 +57,15 @@ describe('secret-broker configuration', () => {
   ])('names SECRET_BROKER_RECIPIENTS when it is %s', (_label, value) => {
     expect(configError({ ...base, SECRET_BROKER_RECIPIENTS: value })).toMatch(/^SECRET_BROKER_RECIPIENTS /);
   });
+
+  it('takes operator keys from TOOLPLANE_TRUSTED_KEYS: optional, but refused in one line when malformed', () => {
+    const publicJwk = { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'acme-1' };
+    expect(loadConfig(secretBrokerConfig, base).TOOLPLANE_TRUSTED_KEYS).toBeUndefined();
+    expect(loadConfig(secretBrokerConfig, { ...base, TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ acme: [publicJwk] }) }).TOOLPLANE_TRUSTED_KEYS).toEqual({ acme: [publicJwk] });
+    for (const value of ['', '{acme:', JSON.stringify({ acme: [{ ...publicJwk, d: publicJwk.x }] })]) {
+      const message = configError({ ...base, TOOLPLANE_TRUSTED_KEYS: value });
+      expect(message).toMatch(/^TOOLPLANE_TRUSTED_KEYS (is not valid JSON|holds private or symmetric key material)/);
+      expect(message).not.toContain('\n');
+    }
+  });
 });

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { commandFilter, scopeOfSubject, secretBrokerContracts, streams, toWireError, type Scope } from '@toolplane/contracts';
+import { createTokenVerifier, verifyOperator, type TokenVerifier } from '@toolplane/auth';
 import { serve, type ServeDiagnostic } from '@toolplane/messaging';
 import { redactedPaths, type Logger, type ServiceContext, type ServiceDefinition } from '@toolplane/service-kit';
+import { brokerAccess, type BrokerAccess } from './access.js';
 import { createAccessTokens } from './access-tokens.js';
 import { createBroker, type Broker } from './broker.js';
 import { accessTokens, collections, connections, secretLeases } from './collections.js';
@@ -84,8 +86,11 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
     logger,
   });
 
+  const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
+  if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every connection command will be refused');
+  const verifier = createTokenVerifier(trustedKeys);
   for (const operation of Object.keys(secretBrokerContracts) as (keyof Broker)[]) {
-    await serveOperation(context, broker, operation, logger);
+    await serveOperation(context, broker, verifier, operation, logger);
   }
 
   const sweeping = runSweeper(
@@ -103,8 +108,11 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
   context.onShutdown('sweeper', () => sweeping);
 }
 
-async function serveOperation<K extends keyof Broker>(context: ServiceContext<SecretBrokerConfig>, broker: Broker, operation: K, logger: Logger): Promise<void> {
+async function serveOperation<K extends keyof Broker>(context: ServiceContext<SecretBrokerConfig>, broker: Broker, verifier: TokenVerifier, operation: K, logger: Logger): Promise<void> {
   const contract = secretBrokerContracts[operation];
+  const access: BrokerAccess = brokerAccess[operation];
+  // Whether the operation records who asked (create, rotate, revoke): the token's principal, never a body's `actor`.
+  const recordsActor = 'actor' in contract.request.shape;
   const log = logger.child({ operation });
   const handle = broker[operation] as (scope: Scope, request: z.output<typeof contract.request>, signal: AbortSignal) => Promise<z.input<typeof contract.reply>>;
   await serve(context.messaging, {
@@ -113,10 +121,12 @@ async function serveOperation<K extends keyof Broker>(context: ServiceContext<Se
     requestSchema: contract.request,
     replySchema: contract.reply,
     signal: context.signal,
-    handler: async (request, { subject, signal }) => {
+    handler: async (request, { subject, headers, signal }) => {
       const scope = scopeOfSubject(subject);
       log.debug({ tenant: scope.tenant, workspace: scope.workspace }, 'request');
-      return handle(scope, request, signal);
+      if (access === 'service') return handle(scope, request, signal);
+      const operator = await verifyOperator(verifier, scope, headers, access);
+      return handle(scope, recordsActor ? { ...request, actor: operator.principal } : request, signal);
     },
     onDiagnostic: (diagnostic) => logDiagnostic(log, diagnostic),
   });

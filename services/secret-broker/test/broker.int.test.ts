@@ -1,12 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { CredentialInput, Scope, SecretLease } from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
+import { POLICY_ADMIN_ROLE, type CredentialInput, type Scope, type SecretLease } from '@toolplane/contracts';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { secretBrokerService } from '../src/mod.js';
-import { brokerEnv, brokerKeys, call, callRaw, eventually, leaseRequest, openLease, recordEvents, rejection, type EventRecorder } from './harness.js';
+import {
+  brokerEnv,
+  brokerKeys,
+  call,
+  callRaw,
+  eventually,
+  leaseRequest,
+  openLease,
+  operatorKey,
+  operatorToken,
+  recordEvents,
+  rejection,
+  testOperator,
+  type EventRecorder,
+} from './harness.js';
 import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
 
 // Two replicas of the broker, started in-process, share one NATS queue group and one database; every request
@@ -51,8 +66,9 @@ afterAll(async () => {
 describe('connections', () => {
   it('creates a connection whose secret is stored only encrypted and never returned by any read', async () => {
     const secret = canary();
-    const view = await call(m, main, 'createConnection', { name: 'github', allowedTools: ['github.create_issue'], credential: { kind: 'bearer', token: secret }, actor: 'user:ops' });
-    expect(view).toMatchObject({ name: 'github', kind: 'bearer', state: 'Active', secretGeneration: 1, kekId: 'k1', createdBy: 'user:ops', allowedTools: ['github.create_issue'] });
+    // The body's actor is ignored: the operator token's principal is recorded.
+    const view = await call(m, main, 'createConnection', { name: 'github', allowedTools: ['github.create_issue'], credential: { kind: 'bearer', token: secret }, actor: 'user:mallory' });
+    expect(view).toMatchObject({ name: 'github', kind: 'bearer', state: 'Active', secretGeneration: 1, kekId: 'k1', createdBy: testOperator, allowedTools: ['github.create_issue'] });
 
     const stored = await connectionDoc('github');
     expect(stored?.['secret']).toMatchObject({ v: 1, kekId: 'k1' });
@@ -204,8 +220,9 @@ describe('rotation and revocation', () => {
     await call(m, main, 'createConnection', { name: 'doomed', allowedTools: ['svc.call'], credential: { kind: 'bearer', token: canary() } });
     const outstanding = await Promise.all([leaseRequest('doomed', 'svc.call'), leaseRequest('doomed', 'svc.call')].map((request) => call(m, main, 'leaseSecret', request)));
 
-    const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'doomed', reason: 'leaked', actor: 'user:ops' });
-    expect(revoked).toMatchObject({ state: 'Revoked', revokeReason: 'leaked', revokedBy: 'user:ops' });
+    const revoker = await operatorToken(main, { principal: 'user:revoker' });
+    const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'doomed', reason: 'leaked', actor: 'user:mallory' }, revoker);
+    expect(revoked).toMatchObject({ state: 'Revoked', revokeReason: 'leaked', revokedBy: 'user:revoker' });
     expect(revoked.kekId).toBeUndefined();
     expect(await connectionDoc('doomed')).not.toHaveProperty('secret');
     const leases = (await leaseDocs()).filter((doc) => outstanding.some((reply) => reply.leaseId === doc.leaseId));
@@ -292,5 +309,74 @@ describe('oauth2-client-credentials', () => {
       expect(Date.parse(token.expiresAt) - Date.now()).toBeLessThanOrEqual(300_000);
       expect(tokens.requests('no-expiry')).toBe(i);
     }
+  });
+});
+
+describe('operator tokens', () => {
+  const create = { name: 'guarded', allowedTools: ['svc.call'], credential: { kind: 'api-key' as const, apiKey: 'guarded-value' } };
+  const commands = (token: string | null) =>
+    [
+      ['createConnection', () => call(m, main, 'createConnection', { ...create, name: 'intruder' }, token)],
+      ['rotateConnection', () => call(m, main, 'rotateConnection', { connectionRef: 'guarded', credential: { kind: 'api-key', apiKey: 'replaced' } }, token)],
+      ['revokeConnection', () => call(m, main, 'revokeConnection', { connectionRef: 'guarded' }, token)],
+      ['listConnections', () => call(m, main, 'listConnections', {}, token)],
+      ['showConnection', () => call(m, main, 'showConnection', { connectionRef: 'guarded' }, token)],
+    ] as const;
+  const codeOf = (work: () => Promise<unknown>) =>
+    work().then(
+      () => 'OK',
+      (error: unknown) => (error as { code: string }).code,
+    );
+  const connections = () => store.db.collection('connections').find({ tenant: main.tenant, workspace: main.workspace }, { sort: { name: 1 } }).toArray();
+
+  beforeAll(async () => {
+    await call(m, main, 'createConnection', create);
+  });
+
+  it('without a valid token of the scope every connection command is AUTHENTICATION_FAILED and nothing changes', async () => {
+    const before = await connections();
+    const forger = await generateSigningKeyPair(operatorKey.kid);
+    const tokens = {
+      none: null,
+      forged: await issueToken({ kind: 'human', tenant: main.tenant, workspaces: [main.workspace], principal: 'user:mallory', roles: [POLICY_ADMIN_ROLE] }, forger.privateKey, {
+        kid: forger.kid,
+        expiresIn: '5m',
+      }),
+      'of another workspace': await operatorToken(main, { workspaces: [otherWorkspace.workspace] }),
+      'of another tenant': await operatorToken(otherTenant),
+    };
+    const codes: Record<string, string> = {};
+    for (const [kind, token] of Object.entries(tokens)) for (const [operation, work] of commands(token)) codes[`${operation} with ${kind} token`] = await codeOf(work);
+    expect(Object.entries(codes).filter(([, code]) => code !== 'AUTHENTICATION_FAILED')).toEqual([]);
+    expect(await connections()).toEqual(before);
+  });
+
+  it('an operator without the policy-admin role reads connections but cannot change them', async () => {
+    const before = await connections();
+    const reader = await operatorToken(main, { principal: 'user:reader', roles: ['approver'] });
+    const codes = Object.fromEntries(await Promise.all(commands(reader).map(async ([operation, work]) => [operation, await codeOf(work)] as const)));
+    expect(codes).toEqual({
+      createConnection: 'AUTHORIZATION_DENIED',
+      rotateConnection: 'AUTHORIZATION_DENIED',
+      revokeConnection: 'AUTHORIZATION_DENIED',
+      listConnections: 'OK',
+      showConnection: 'OK',
+    });
+    expect((await rejection(call(m, main, 'createConnection', { ...create, name: 'intruder' }, reader))).message).toBe(`operator user:reader lacks the role ${POLICY_ADMIN_ROLE} this operation needs`);
+    expect(await connections()).toEqual(before);
+  });
+
+  it("records the token's principal as creator, rotator and revoker, whatever the body's actor says", async () => {
+    const alice = await operatorToken(main, { principal: 'user:alice' });
+    const created = await call(m, main, 'createConnection', { ...create, name: 'attributed', actor: 'user:mallory' }, alice);
+    const rotated = await call(m, main, 'rotateConnection', { connectionRef: 'attributed', credential: { kind: 'api-key', apiKey: 'second' }, actor: 'user:mallory' }, alice);
+    const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'attributed', actor: 'user:mallory' }, alice);
+    expect([created.createdBy, rotated.rotatedBy, revoked.revokedBy]).toEqual(['user:alice', 'user:alice', 'user:alice']);
+    expect(JSON.stringify(await connectionDoc('attributed'))).not.toContain('user:mallory');
+  });
+
+  it('a lease needs no operator token (the tool adapter sends none; NATS permissions decide)', async () => {
+    const request = leaseRequest('guarded', 'svc.call');
+    expect(openLease(keys, await call(m, main, 'leaseSecret', request, null), request.invocationId)).toEqual({ kind: 'api-key', apiKey: 'guarded-value' });
   });
 });

@@ -1,10 +1,11 @@
-// What the secret broker's integration tests share: keys and settings for a broker, a client that speaks its
-// request/reply contracts, the tool adapter's side of a lease, and a recorder of the events it publishes.
+// What the secret broker's integration tests share: keys and settings for a broker, operator tokens, a client that
+// speaks its request/reply contracts, the tool adapter's side of a lease, and a recorder of the events it publishes.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
   LeasedCredential,
   LifecycleEvent,
+  POLICY_ADMIN_ROLE,
   commandSubject,
   eventFilter,
   secretBrokerContracts,
@@ -12,6 +13,7 @@ import {
   type SecretLeaseReply,
   type SecretLeaseRequest,
 } from '@toolplane/contracts';
+import { bearerHeaders, generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { request, type Messaging } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair, openSealedBox, type EncodedKeyPair } from '@toolplane/sealing';
 import type { TestScope } from '@toolplane/testing';
@@ -27,6 +29,32 @@ export function brokerKeys(): BrokerKeys {
   return { kek: generateKek(), adapter: generateRecipientKeyPair() };
 }
 
+/** The key operator tokens of the tests are signed with (loaded once per test file). */
+export const operatorKey = await generateSigningKeyPair('broker-test-operators');
+
+/** Who the tests act as, unless they say otherwise. */
+export const testOperator = 'user:ops@example.com';
+
+/** An operator token for `scope`: by default the test operator, in the scope's workspace, with the policy-admin role. */
+export function operatorToken(scope: Scope, options: { principal?: string; roles?: readonly string[]; workspaces?: readonly string[] } = {}): Promise<string> {
+  return issueToken(
+    {
+      kind: 'human',
+      tenant: scope.tenant,
+      workspaces: [...(options.workspaces ?? [scope.workspace])],
+      principal: options.principal ?? testOperator,
+      roles: [...(options.roles ?? [POLICY_ADMIN_ROLE])],
+    },
+    operatorKey.privateKey,
+    { kid: operatorKey.kid, expiresIn: '1h' },
+  );
+}
+
+/** The tenants a test broker trusts the operator key for: the file's (`scope.prefix`) and a second one (`…_x`). */
+export function trustedTenants(scope: TestScope): string[] {
+  return [scope.prefix, `${scope.prefix}_x`];
+}
+
 /** The environment of a broker replica over the test servers. */
 export function brokerEnv(scope: TestScope, keys: BrokerKeys, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -39,23 +67,45 @@ export function brokerEnv(scope: TestScope, keys: BrokerKeys, extra: Record<stri
     SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': keys.adapter.publicKey }),
     SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS: 'true',
     SECRET_BROKER_SWEEP_INTERVAL_MS: '250',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify(Object.fromEntries(trustedTenants(scope).map((tenant) => [tenant, [operatorKey.publicJwk]]))),
     ...extra,
   };
 }
 
 type Operation = keyof typeof secretBrokerContracts;
 
-/** Calls one broker operation in a scope, with the typed contracts (the body is validated before sending). */
-export function call<K extends Operation>(m: Messaging, scope: Scope, operation: K, body: z.input<(typeof secretBrokerContracts)[K]['request']>): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
-  const contract = secretBrokerContracts[operation];
-  return request(m, { subject: commandSubject(scope, 'secrets', operation), requestSchema: contract.request, replySchema: contract.reply, body, timeoutMs: 15_000 }) as Promise<
-    z.output<(typeof secretBrokerContracts)[K]['reply']>
-  >;
+/** The headers of a call: an operator token of the scope for connection management, none for a lease (the adapter sends none). */
+async function headersOf(scope: Scope, operation: Operation, token: string | null | undefined): Promise<{ headers?: Record<string, string> }> {
+  const bearer = token === undefined ? (operation === 'leaseSecret' ? null : await operatorToken(scope)) : token;
+  return bearer === null ? {} : { headers: bearerHeaders(bearer) };
 }
 
-/** Sends any body, unvalidated, as a malicious or broken client would. */
-export function callRaw(m: Messaging, scope: Scope, operation: Operation, body: unknown): Promise<unknown> {
-  return request(m, { subject: commandSubject(scope, 'secrets', operation), requestSchema: z.unknown(), replySchema: z.unknown(), body, timeoutMs: 15_000 });
+/**
+ * Calls one broker operation in a scope, with the typed contracts (the body is validated before sending). Connection
+ * management carries an operator token of the scope with the policy-admin role unless `token` names another one
+ * (null: none at all).
+ */
+export async function call<K extends Operation>(
+  m: Messaging,
+  scope: Scope,
+  operation: K,
+  body: z.input<(typeof secretBrokerContracts)[K]['request']>,
+  token?: string | null,
+): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
+  const contract = secretBrokerContracts[operation];
+  return request(m, {
+    subject: commandSubject(scope, 'secrets', operation),
+    requestSchema: contract.request,
+    replySchema: contract.reply,
+    body,
+    timeoutMs: 15_000,
+    ...(await headersOf(scope, operation, token)),
+  }) as Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>>;
+}
+
+/** Sends any body, unvalidated, as a malicious or broken client would (with the token `call` would send). */
+export async function callRaw(m: Messaging, scope: Scope, operation: Operation, body: unknown): Promise<unknown> {
+  return request(m, { subject: commandSubject(scope, 'secrets', operation), requestSchema: z.unknown(), replySchema: z.unknown(), body, timeoutMs: 15_000, ...(await headersOf(scope, operation, undefined)) });
 }
 
 /** A lease request of the tool adapter for a fresh invocation. */

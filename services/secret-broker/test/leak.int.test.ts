@@ -7,14 +7,14 @@ import { streams, type Scope } from '@toolplane/contracts';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { freePort, testScope } from '@toolplane/testing';
-import { brokerEnv, brokerKeys, call, callRaw, leaseRequest, openLease, rejection } from './harness.js';
+import { brokerEnv, brokerKeys, call, callRaw, leaseRequest, openLease, operatorToken, rejection } from './harness.js';
 import { findLeaks } from './leak-search.js';
 import { runToolplane, spawnBroker, waitForOutput, type ChildRun } from './service-process.js';
 import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
 
 // THE LEAK TEST. The whole lease path runs with recognisable secrets: two broker processes at LOG_LEVEL=trace,
-// the real `toolplane` CLI for every operator step, the tool adapter's side of leases over NATS, and a real token
-// endpoint. Afterwards every log line, every event on the events stream, every document of every collection and
+// the real `toolplane` CLI for every operator step (with an operator token, itself a credential searched for), the
+// tool adapter's side of leases over NATS, and a real token endpoint. Afterwards every log line, every event on the events stream, every document of every collection and
 // all CLI output is searched for every secret, in every encoding it could take. There must be no hit.
 
 const scope = testScope('secretbrokerleak');
@@ -41,8 +41,9 @@ let tokens: TokenEndpoint;
 let m: Messaging;
 let store: Store;
 let tempDir: string;
+let token: string;
 const cliOutput: string[] = [];
-const cliEnv = () => ({ TOOLPLANE_NATS_URL: scope.natsUrl, TOOLPLANE_TENANT: main.tenant, TOOLPLANE_WORKSPACE: main.workspace });
+const cliEnv = () => ({ TOOLPLANE_NATS_URL: scope.natsUrl, TOOLPLANE_TENANT: main.tenant, TOOLPLANE_WORKSPACE: main.workspace, TOOLPLANE_TOKEN: token });
 
 async function toolplane(args: string[], stdin = '', expectCode = 0): Promise<string> {
   const result = await runToolplane(args, cliEnv(), stdin);
@@ -53,6 +54,7 @@ async function toolplane(args: string[], stdin = '', expectCode = 0): Promise<st
 
 beforeAll(async () => {
   tempDir = await mkdtemp(path.join(tmpdir(), 'tp-leak-'));
+  token = await operatorToken(main);
   tokens = await startTokenEndpoint({ 'leak-client': { secret: secrets.clientSecret, expiresIn: 3600 } }, canary('-access-token'));
   for (const instance of ['a', 'b']) {
     const broker = spawnBroker(brokerEnv(scope, keys, { LOG_LEVEL: 'trace', HTTP_PORT: String(await freePort()), INSTANCE_ID: instance, SECRET_BROKER_SWEEP_INTERVAL_MS: '200' }));
@@ -152,7 +154,7 @@ describe('the secret-leak search', () => {
     expect(haystacks.get('collection connections')).toContain('leak-oauth');
     expect(haystacks.get('CLI output')).toContain('leak-basic');
 
-    const everySecret = [...Object.values(secrets), ...tokens.issued];
+    const everySecret = [...Object.values(secrets), ...tokens.issued, token];
     expect(tokens.issued).toHaveLength(2);
     expect(findLeaks(everySecret, haystacks)).toEqual([]);
   });

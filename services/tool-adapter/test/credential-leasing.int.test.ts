@@ -15,6 +15,7 @@ import {
   InvocationRequest,
   LifecycleEvent,
   McpServer,
+  POLICY_ADMIN_ROLE,
   ServerReply,
   ServerRequest,
   ToolDescriptor,
@@ -29,7 +30,7 @@ import {
   type AgentProfile,
   type Scope,
 } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { FixtureServer, fixtureServerPath, startHttpFixture, type HttpServerProcess } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
@@ -53,6 +54,7 @@ const plainServerId = randomUUID();
 let nats: NatsServer;
 let natsUrl: string;
 let agentKey: SigningKeyPair;
+let operatorKey: SigningKeyPair;
 let broker: RunningService | undefined;
 let adapter: RunningService;
 let messaging: Messaging;
@@ -68,12 +70,14 @@ beforeAll(async () => {
   nats = await startNatsServer();
   natsUrl = nats.url;
   agentKey = await generateSigningKeyPair('vault-agent-1');
+  operatorKey = await generateSigningKeyPair('vault-operator-1');
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-credentials-'));
   const common = { NATS_URL: natsUrl, MONGODB_URL: infra.mongoUrl, MONGODB_DATABASE: infra.dbName, HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent' };
   broker = await startService(secretBrokerService, {
     ...common,
     SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: generateKek() } }),
     SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': adapterKeys.publicKey }),
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [operatorKey.publicJwk] }),
   });
   adapter = await startService(toolAdapterService, {
     ...common,
@@ -214,12 +218,21 @@ async function bindTool(scope: Scope, toolId: string, providerToolName: string, 
 }
 
 type Operation = keyof typeof secretBrokerContracts;
-/** One secret-broker operation in a scope, as the CLI sends it. */
-function secrets<K extends Operation>(scope: Scope, operation: K, body: z.input<(typeof secretBrokerContracts)[K]['request']>): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
+/** One secret-broker operation in a scope, as the CLI sends it: with an operator token (policy-admin) of the scope. */
+async function secrets<K extends Operation>(scope: Scope, operation: K, body: z.input<(typeof secretBrokerContracts)[K]['request']>): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
   const contract = secretBrokerContracts[operation];
-  return request(messaging, { subject: commandSubject(scope, 'secrets', operation), requestSchema: contract.request, replySchema: contract.reply, body, timeoutMs: 15_000 }) as Promise<
-    z.output<(typeof secretBrokerContracts)[K]['reply']>
-  >;
+  const token = await issueToken({ kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal: 'user:vault-admin', roles: [POLICY_ADMIN_ROLE] }, operatorKey.privateKey, {
+    kid: operatorKey.kid,
+    expiresIn: '10m',
+  });
+  return request(messaging, {
+    subject: commandSubject(scope, 'secrets', operation),
+    requestSchema: contract.request,
+    replySchema: contract.reply,
+    body,
+    timeoutMs: 15_000,
+    headers: bearerHeaders(token),
+  }) as Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>>;
 }
 
 /** A bearer token with characters that base64 and URL encoding change, so each encoded form is distinct. */

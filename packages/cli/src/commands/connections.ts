@@ -11,11 +11,14 @@ import {
 } from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
 import type { CliContext } from '../context.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
 
-// `toolplane connections …`: credentials for tools. A secret is read once, from standard input or a file, and
-// sent to the broker; it is never taken from a flag (flags end up in shell history and process listings), never
-// printed, and never part of an error: every message here names where the secret came from, not what it is.
+// `toolplane connections …`: credentials for tools, as an operator (token in $TOOLPLANE_TOKEN or --token-file; the
+// broker records the token's principal as who created, rotated or revoked). A secret is read once, from standard
+// input or a file, and sent to the broker; it is never taken from a flag (flags end up in shell history and process
+// listings), never printed, and never part of an error: every message here names where the secret came from, not
+// what it is.
 
 interface SecretSource {
   readonly secretFile?: string;
@@ -121,7 +124,9 @@ function connectionFields(connection: ConnectionView): string {
     ['created', connection.createdAt],
     ['created by', connection.createdBy],
     ['rotated', connection.rotatedAt],
+    ['rotated by', connection.rotatedBy],
     ['revoked', connection.revokedAt],
+    ['revoked by', connection.revokedBy],
     ['revoke reason', connection.revokeReason],
     ['updated', connection.updatedAt],
   ]);
@@ -144,39 +149,50 @@ function oauth2Options<T extends { option(flags: string, description: string): T
 export const connectionsCommands: CommandGroup = (program, context) => {
   const connections = program
     .command('connections')
-    .description('Manage connections: tool credentials, encrypted at rest, write-only, leased per invocation. Secrets come from standard input or --secret-file.');
+    .description(
+      'Manage connections: tool credentials, encrypted at rest, write-only, leased per invocation. Secrets come from standard input or --secret-file; an operator token is required (changes need the policy-admin role).',
+    );
 
-  oauth2Options(secretOptions(connections.command('create')))
+  oauth2Options(secretOptions(withToken(connections.command('create'))))
     .description('create a connection; the secret is read from standard input (or --secret-file), never from a flag')
     .requiredOption('--name <name>', 'name, unique in the workspace (usable wherever a connection ref is)')
     .requiredOption('--kind <kind>', `one of ${ConnectionKind.options.join(', ')} (basic reads username:password)`, parseKind)
     .requiredOption('--allow <toolId...>', 'the tool ids allowed to lease it')
     .option('--description <text>', 'what it is for')
-    .action(async (options: SecretSource & OAuth2Options & { name: string; kind: ConnectionKind; allow: string[]; description?: string }) => {
+    .action(async (options: TokenOptions & SecretSource & OAuth2Options & { name: string; kind: ConnectionKind; allow: string[]; description?: string }) => {
       const ctx = context();
+      // The token first: a missing one is refused before the secret is read.
+      const auth = await operatorHeaders(ctx, options);
       const credential = validated(credentialOf(options.kind, await readSecret(ctx, options), options));
-      const view = await ctx.call('secrets', secretBrokerOperations.createConnection, secretBrokerContracts.createConnection, {
-        name: options.name,
-        allowedTools: options.allow,
-        credential,
-        ...(options.description === undefined ? {} : { description: options.description }),
-      });
+      const view = await ctx.call(
+        'secrets',
+        secretBrokerOperations.createConnection,
+        secretBrokerContracts.createConnection,
+        { name: options.name, allowedTools: options.allow, credential, ...(options.description === undefined ? {} : { description: options.description }) },
+        auth,
+      );
       ctx.print(view, () => connectionFields(view));
     });
 
-  connections
-    .command('list')
+  withToken(connections.command('list'))
     .description('list the connections of the workspace by name (metadata only)')
     .option('--state <state>', 'only connections in this state (active, revoked)', parseState)
     .option('--limit <n>', 'at most this many (1-200, default 50)', parseLimit)
     .option('--after <cursor>', 'continue after the previous page (its "next" cursor)')
-    .action(async (options: { state?: ConnectionState; limit?: number; after?: string }) => {
+    .action(async (options: TokenOptions & { state?: ConnectionState; limit?: number; after?: string }) => {
       const ctx = context();
-      const page = await ctx.call('secrets', secretBrokerOperations.listConnections, secretBrokerContracts.listConnections, {
-        ...(options.state === undefined ? {} : { state: options.state }),
-        ...(options.limit === undefined ? {} : { limit: options.limit }),
-        ...(options.after === undefined ? {} : { after: options.after }),
-      });
+      const auth = await operatorHeaders(ctx, options);
+      const page = await ctx.call(
+        'secrets',
+        secretBrokerOperations.listConnections,
+        secretBrokerContracts.listConnections,
+        {
+          ...(options.state === undefined ? {} : { state: options.state }),
+          ...(options.limit === undefined ? {} : { limit: options.limit }),
+          ...(options.after === undefined ? {} : { after: options.after }),
+        },
+        auth,
+      );
       ctx.print(page, () => {
         const table = formatTable(
           ['NAME', 'KIND', 'STATE', 'ALLOWED TOOLS', 'GEN', 'UPDATED', 'ID'],
@@ -186,39 +202,42 @@ export const connectionsCommands: CommandGroup = (program, context) => {
       });
     });
 
-  connections
-    .command('show')
+  withToken(connections.command('show'))
     .description('show one connection (metadata only: secrets are never returned)')
     .argument('<ref>', 'connection name or id')
-    .action(async (connectionRef: string) => {
+    .action(async (connectionRef: string, options: TokenOptions) => {
       const ctx = context();
-      const view = await ctx.call('secrets', secretBrokerOperations.showConnection, secretBrokerContracts.showConnection, { connectionRef });
+      const view = await ctx.call('secrets', secretBrokerOperations.showConnection, secretBrokerContracts.showConnection, { connectionRef }, await operatorHeaders(ctx, options));
       ctx.print(view, () => connectionFields(view));
     });
 
-  oauth2Options(secretOptions(connections.command('rotate')))
+  oauth2Options(secretOptions(withToken(connections.command('rotate'))))
     .description('replace the credential of a connection (same kind); the new secret is read from standard input (or --secret-file)')
     .argument('<ref>', 'connection name or id')
-    .action(async (connectionRef: string, options: SecretSource & OAuth2Options) => {
+    .action(async (connectionRef: string, options: TokenOptions & SecretSource & OAuth2Options) => {
       const ctx = context();
+      const auth = await operatorHeaders(ctx, options);
       const secret = await readSecret(ctx, options);
-      const current = await ctx.call('secrets', secretBrokerOperations.showConnection, secretBrokerContracts.showConnection, { connectionRef });
+      const current = await ctx.call('secrets', secretBrokerOperations.showConnection, secretBrokerContracts.showConnection, { connectionRef }, auth);
       const credential = validated(credentialOf(current.kind, secret, options, current));
-      const view = await ctx.call('secrets', secretBrokerOperations.rotateConnection, secretBrokerContracts.rotateConnection, { connectionRef: current.connectionId, credential });
+      const view = await ctx.call('secrets', secretBrokerOperations.rotateConnection, secretBrokerContracts.rotateConnection, { connectionRef: current.connectionId, credential }, auth);
       ctx.print(view, () => connectionFields(view));
     });
 
-  connections
-    .command('revoke')
+  withToken(connections.command('revoke'))
     .description('revoke a connection: its secret is deleted, its leases are revoked, no tool can lease it again')
     .argument('<ref>', 'connection name or id')
     .option('--reason <text>', 'why (recorded)')
-    .action(async (connectionRef: string, options: { reason?: string }) => {
+    .action(async (connectionRef: string, options: TokenOptions & { reason?: string }) => {
       const ctx = context();
-      const view = await ctx.call('secrets', secretBrokerOperations.revokeConnection, secretBrokerContracts.revokeConnection, {
-        connectionRef,
-        ...(options.reason === undefined ? {} : { reason: options.reason }),
-      });
+      const auth = await operatorHeaders(ctx, options);
+      const view = await ctx.call(
+        'secrets',
+        secretBrokerOperations.revokeConnection,
+        secretBrokerContracts.revokeConnection,
+        { connectionRef, ...(options.reason === undefined ? {} : { reason: options.reason }) },
+        auth,
+      );
       ctx.print(view, () => connectionFields(view));
     });
 };

@@ -31,15 +31,22 @@ interface Sent {
   readonly body: unknown;
 }
 
-function harness(options: { stdin?: string; current?: ConnectionView; fail?: ToolplaneError } = {}) {
+const token = 'header.payload.signature';
+
+function harness(options: { stdin?: string; current?: ConnectionView; fail?: ToolplaneError; token?: string | null } = {}) {
   const sent: Sent[] = [];
+  const headers: (Readonly<Record<string, string>> | undefined)[] = [];
+  let stdinRead = false;
   let out = '';
   let err = '';
   const io: CliIo = {
     stdout: (text) => void (out += text),
     stderr: (text) => void (err += text),
-    readStdin: () => Promise.resolve(options.stdin ?? ''),
-    env: { TOOLPLANE_TENANT: 'acme', TOOLPLANE_WORKSPACE: 'main' },
+    readStdin: () => {
+      stdinRead = true;
+      return Promise.resolve(options.stdin ?? '');
+    },
+    env: { TOOLPLANE_TENANT: 'acme', TOOLPLANE_WORKSPACE: 'main', ...(options.token === null ? {} : { TOOLPLANE_TOKEN: options.token ?? token }) },
   };
   const context: CliContext = {
     io,
@@ -48,16 +55,17 @@ function harness(options: { stdin?: string; current?: ConnectionView; fail?: Too
     messaging: () => Promise.reject(new Error('no NATS in unit tests')),
     close: () => Promise.resolve(),
     print: (_data, human) => io.stdout(human()),
-    call: (_service, operation, schemas, body) => {
+    call: (_service, operation, schemas, body, callOptions) => {
       // The real call validates the body against the request contract before sending; so does this one.
       if (!schemas.request.safeParse(body).success) return Promise.reject(new ToolplaneError('INVALID_ARGUMENT', 'the request does not match its contract'));
       sent.push({ operation, body });
+      headers.push(callOptions?.headers);
       if (options.fail) return Promise.reject(options.fail);
       return Promise.resolve((operation === 'listConnections' ? { items: [options.current ?? view], next: null } : (options.current ?? view)) as never);
     },
   };
   const group: CommandGroup = (program) => connectionsCommands(program, () => context);
-  return { run: (argv: string[]) => runCli(argv, io, [group]), sent, out: () => out, err: () => err };
+  return { run: (argv: string[]) => runCli(argv, io, [group]), sent, headers, stdinRead: () => stdinRead, out: () => out, err: () => err };
 }
 
 describe('toolplane connections create', () => {
@@ -182,5 +190,40 @@ describe('toolplane connections list, show and revoke', () => {
     const revoke = harness();
     expect(await revoke.run(['connections', 'revoke', 'github', '--reason', 'leaked'])).toBe(0);
     expect(revoke.sent).toEqual([{ operation: 'revokeConnection', body: { connectionRef: 'github', reason: 'leaked' } }]);
+  });
+});
+
+describe('the operator token of connections commands', () => {
+  const commands = [
+    ['connections', 'create', '--name', 'github', '--kind', 'bearer', '--allow', 'github.create_issue'],
+    ['connections', 'list'],
+    ['connections', 'show', 'github'],
+    ['connections', 'rotate', 'github'],
+    ['connections', 'revoke', 'github'],
+  ];
+
+  it.each(commands)('%s %s is refused without one, before a secret is read or anything sent', async (...argv) => {
+    const cli = harness({ stdin: secret, token: null });
+    expect(await cli.run(argv)).toBe(1);
+    expect(cli.err()).toBe('AUTHENTICATION_FAILED: no operator token: set TOOLPLANE_TOKEN or pass --token-file\n');
+    expect(cli.stdinRead()).toBe(false);
+    expect(cli.sent).toEqual([]);
+  });
+
+  it.each(commands)('%s %s sends it as a bearer header on every request, never in a body or the output', async (...argv) => {
+    const cli = harness({ stdin: secret });
+    expect(await cli.run(argv)).toBe(0);
+    expect(cli.headers.length).toBeGreaterThan(0);
+    for (const sent of cli.headers) expect(sent).toEqual({ Authorization: `Bearer ${token}` });
+    expect(JSON.stringify(cli.sent) + cli.out() + cli.err()).not.toContain(token);
+  });
+
+  it('reads the token from --token-file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tp-cli-'));
+    const file = path.join(dir, 'token');
+    await writeFile(file, 'from.the.file\n');
+    const cli = harness({ token: null });
+    expect(await cli.run(['connections', 'list', '--token-file', file])).toBe(0);
+    expect(cli.headers).toEqual([{ Authorization: 'Bearer from.the.file' }]);
   });
 });

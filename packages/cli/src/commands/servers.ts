@@ -19,10 +19,11 @@ import {
 } from '@toolplane/contracts';
 import type { z } from 'zod';
 import type { CommandGroup } from '../command-group.js';
-import type { CliContext } from '../context.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
 
-// `toolplane servers …`: MCP servers in the registry. Credentials are never given here: a header or environment
+// `toolplane servers …`: MCP servers in the registry, as an operator (token in $TOOLPLANE_TOKEN or --token-file; the
+// registry records the token's principal as who acted). Credentials are never given here: a header or environment
 // variable that needs one names a secret-broker connection (`--env-connection NAME=CONNECTION`).
 
 /** Splits a command line the way a POSIX shell splits words: whitespace, single and double quotes, backslash escapes. */
@@ -105,12 +106,7 @@ export function collect(value: string, previous: readonly string[] = []): string
   return [...previous, value];
 }
 
-/** Who runs the command, recorded with what it changes: $TOOLPLANE_ACTOR, or a generic operator. */
-export function actorOf(context: CliContext): string {
-  return context.io.env['TOOLPLANE_ACTOR']?.trim() || 'operator:cli';
-}
-
-interface RegisterOptions {
+interface RegisterOptions extends TokenOptions {
   readonly name: string;
   readonly stdio?: string;
   readonly url?: string;
@@ -125,7 +121,7 @@ interface RegisterOptions {
 }
 
 /** The register request the flags describe. */
-export function registerRequest(options: RegisterOptions, actor: string): z.input<typeof RegisterServerRequest> {
+export function registerRequest(options: RegisterOptions): z.input<typeof RegisterServerRequest> {
   if ((options.stdio === undefined) === (options.url === undefined)) throw new ToolplaneError('INVALID_ARGUMENT', 'give exactly one of --stdio "COMMAND ARGS" and --url URL');
   const env = parseSettings('--env', options.env, options.envConnection);
   const headers = parseSettings('--header', options.header, options.headerConnection);
@@ -147,7 +143,6 @@ export function registerRequest(options: RegisterOptions, actor: string): z.inpu
     ...(options.auth === undefined ? {} : { authentication: options.auth }),
     ...(options.connection === undefined ? {} : { connectionRef: options.connection }),
     ...(options.policy === undefined ? {} : { governancePolicyRef: options.policy }),
-    actor,
   };
 }
 
@@ -201,10 +196,9 @@ const schemas = {
 
 /** `toolplane servers register|list|show|discover|retire|grant-exception`: MCP servers in the registry. */
 export const serversCommands: CommandGroup = (program, context) => {
-  const servers = program.command('servers').description('Register, discover, inspect and retire MCP servers.');
+  const servers = program.command('servers').description('Register, discover, inspect and retire MCP servers (operator token required; changes need the policy-admin role).');
 
-  servers
-    .command('register')
+  withToken(servers.command('register'))
     .description('register an MCP server (state Registered); nothing of it is invocable until discovered and bound')
     .requiredOption('--name <name>', 'unique name in the workspace ([A-Za-z0-9_-], the first segment of its tool ids)')
     .option('--stdio <command>', 'a command to spawn, with its arguments, e.g. "/usr/bin/node server.js --flag"')
@@ -219,80 +213,79 @@ export const serversCommands: CommandGroup = (program, context) => {
     .option('--published', 'the server publishes Toolplane tools (default: consumed)')
     .action(async (options: RegisterOptions) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.register, schemas.register, registerRequest(options, actorOf(ctx)));
+      const request = registerRequest(options);
+      const reply = await ctx.call('registry', registryOperations.register, schemas.register, request, await operatorHeaders(ctx, options));
       ctx.print(reply, () => `${reply.created ? 'registered' : 'already registered'}\n${serverFields(reply.server)}`);
     });
 
-  servers
-    .command('list')
+  withToken(servers.command('list'))
     .description('list the servers of the workspace, oldest first')
     .option('--state <state>', 'only servers in this state (registered, verified, active, degraded, retired)', parseState)
     .option('--limit <n>', 'at most this many (1-500, default 100)', parseLimit)
     .option('--after <cursor>', 'continue after the previous page (its "next" cursor)')
-    .action(async (options: { state?: McpServerState; limit?: number; after?: string }) => {
+    .action(async (options: TokenOptions & { state?: McpServerState; limit?: number; after?: string }) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.listServers, schemas.list, {
-        ...(options.state === undefined ? {} : { state: options.state }),
-        ...(options.limit === undefined ? {} : { limit: options.limit }),
-        ...(options.after === undefined ? {} : { after: options.after }),
-      });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call(
+        'registry',
+        registryOperations.listServers,
+        schemas.list,
+        {
+          ...(options.state === undefined ? {} : { state: options.state }),
+          ...(options.limit === undefined ? {} : { limit: options.limit }),
+          ...(options.after === undefined ? {} : { after: options.after }),
+        },
+        auth,
+      );
       ctx.print(reply, () => {
         const table = summaryTable(reply.servers);
         return reply.next === null ? table : `${table}more: --after ${reply.next}\n`;
       });
     });
 
-  servers
-    .command('show')
+  withToken(servers.command('show'))
     .description('show one server: reachability, authentication, state, capabilities and health')
     .argument('<id>', 'server id')
-    .action(async (serverId: string) => {
+    .action(async (serverId: string, options: TokenOptions) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.getServer, schemas.show, { serverId });
+      const reply = await ctx.call('registry', registryOperations.getServer, schemas.show, { serverId }, await operatorHeaders(ctx, options));
       ctx.print(reply.server, () => serverFields(reply.server));
     });
 
-  servers
-    .command('discover')
+  withToken(servers.command('discover'))
     .description('handshake with the server and discover its tools, resources and prompts (Registered → Verified)')
     .argument('<id>', 'server id')
-    .action(async (serverId: string) => {
+    .action(async (serverId: string, options: TokenOptions) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.discover, schemas.discover, { serverId, actor: actorOf(ctx) });
+      const reply = await ctx.call('registry', registryOperations.discover, schemas.discover, { serverId }, await operatorHeaders(ctx, options));
       ctx.print(reply, () => {
         const changes = reply.changes.map((change) => `${change.change === 'Changed' ? 'suspended' : 'retired'}: ${change.toolId}@${change.toolVersion} (${change.toolName} ${change.change.toLowerCase()})`);
         return `${serverFields(reply.server)}${changes.length === 0 ? '' : `${changes.join('\n')}\n`}`;
       });
     });
 
-  servers
-    .command('retire')
+  withToken(servers.command('retire'))
     .description('retire an Active or Degraded server and every tool bound to it')
     .argument('<id>', 'server id')
     .option('--reason <text>', 'why (recorded with the state change)')
-    .action(async (serverId: string, options: { reason?: string }) => {
+    .action(async (serverId: string, options: TokenOptions & { reason?: string }) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.retire, schemas.retire, { serverId, actor: actorOf(ctx), ...(options.reason === undefined ? {} : { reason: options.reason }) });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('registry', registryOperations.retire, schemas.retire, { serverId, ...(options.reason === undefined ? {} : { reason: options.reason }) }, auth);
       ctx.print(reply, () => `${serverFields(reply.server)}retired descriptors: ${reply.retiredDescriptors}\n`);
     });
 
-  servers
-    .command('grant-exception')
-    .description("record a platform admin's expiring exception letting a remote server without OAuth2 or workload authentication be Active")
+  withToken(servers.command('grant-exception'))
+    .description("record a platform admin's expiring exception letting a remote server without OAuth2 or workload authentication be Active (the platform-admin role; the token's principal is recorded as the grantor)")
     .argument('<id>', 'server id')
     .requiredOption('--expires-at <time>', 'when it ends (ISO 8601, at most 90 days ahead)')
     .requiredOption('--reason <text>', 'why the exception is acceptable')
-    .option('--granted-by <principal>', 'the platform admin granting it (default: $TOOLPLANE_ACTOR)')
-    .action(async (serverId: string, options: { expiresAt: string; reason: string; grantedBy?: string }) => {
+    .action(async (serverId: string, options: TokenOptions & { expiresAt: string; reason: string }) => {
       const ctx = context();
       const expires = new Date(options.expiresAt);
       if (Number.isNaN(expires.getTime())) throw new ToolplaneError('INVALID_ARGUMENT', '--expires-at must be a date and time, e.g. 2026-12-31T00:00:00Z');
-      const reply = await ctx.call('registry', registryOperations.grantException, schemas.grant, {
-        serverId,
-        reason: options.reason,
-        expiresAt: expires.toISOString(),
-        grantedBy: options.grantedBy ?? actorOf(ctx),
-      });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('registry', registryOperations.grantException, schemas.grant, { serverId, reason: options.reason, expiresAt: expires.toISOString() }, auth);
       ctx.print(reply.server, () => serverFields(reply.server));
     });
 };

@@ -15,7 +15,10 @@ interface Sent {
   readonly body: unknown;
 }
 
-function harness() {
+const token = 'header.payload.signature';
+
+function harness(env: Record<string, string> = { TOOLPLANE_TOKEN: token }) {
+  const headers: (Readonly<Record<string, string>> | undefined)[] = [];
   const sent: Sent[] = [];
   let out = '';
   let err = '';
@@ -23,7 +26,7 @@ function harness() {
     stdout: (text) => void (out += text),
     stderr: (text) => void (err += text),
     readStdin: () => Promise.resolve(''),
-    env: { TOOLPLANE_ACTOR: 'user:ops' },
+    env,
   };
   const context: CliContext = {
     io,
@@ -32,16 +35,17 @@ function harness() {
     messaging: () => Promise.reject(new Error('no NATS in unit tests')),
     close: () => Promise.resolve(),
     print: (_data, human) => io.stdout(human()),
-    call: (_service, operation, schemas, body) => {
+    call: (_service, operation, schemas, body, options) => {
       const parsed = schemas.request.safeParse(body);
       if (!parsed.success) return Promise.reject(new ToolplaneError('INVALID_ARGUMENT', `the request does not match its contract: ${parsed.error.issues[0]?.message ?? ''}`));
       sent.push({ operation, body });
+      headers.push(options?.headers);
       // Only what is sent matters here: the stand-in answers every request with an error.
       return Promise.reject(new ToolplaneError('NOT_FOUND', 'not answered in unit tests'));
     },
   };
   const groups: CommandGroup[] = [(program) => serversCommands(program, () => context), (program) => toolsCommands(program, () => context)];
-  return { run: (argv: string[]) => runCli(argv, io, groups), sent, out: () => out, err: () => err };
+  return { run: (argv: string[]) => runCli(argv, io, groups), sent, headers, out: () => out, err: () => err };
 }
 
 describe('splitCommandLine', () => {
@@ -58,7 +62,7 @@ describe('splitCommandLine', () => {
 });
 
 describe('toolplane servers register', () => {
-  it('sends a stdio registration with its words, environment and the actor', async () => {
+  it('sends a stdio registration with its words and environment, and the operator token in a header (never an actor in the body)', async () => {
     const cli = harness();
     await cli.run(['servers', 'register', '--name', 'memory', '--stdio', '/usr/bin/node "/opt/memory server/index.js"', '--env', 'MEMORY_FILE_PATH=/tmp/m.json', '--env-connection', 'API_KEY=memory-key']);
     expect(cli.sent).toEqual([
@@ -67,10 +71,10 @@ describe('toolplane servers register', () => {
         body: {
           name: 'memory',
           stdio: { executable: '/usr/bin/node', args: ['/opt/memory server/index.js'], env: [{ name: 'MEMORY_FILE_PATH', value: '/tmp/m.json' }, { name: 'API_KEY', connectionRef: 'memory-key' }] },
-          actor: 'user:ops',
         },
       },
     ]);
+    expect(cli.headers).toEqual([{ Authorization: `Bearer ${token}` }]);
   });
 
   it('sends an HTTP registration with its authentication', async () => {
@@ -138,10 +142,10 @@ describe('toolplane tools bind', () => {
           idempotency: 'SUPPORTED_WITH_KEY',
           sandboxKind: 'None',
           retryPolicy: { maxAttempts: 2, initialBackoffMs: 200, maxBackoffMs: 5000 },
-          actor: 'user:ops',
         },
       },
     ]);
+    expect(cli.headers).toEqual([{ Authorization: `Bearer ${token}` }]);
   });
 
   it('needs --effect and --risk, and refuses unknown classes', async () => {
@@ -152,5 +156,40 @@ describe('toolplane tools bind', () => {
     expect(await unknown.run(['tools', 'bind', serverId, 'echo', '--effect', 'harmless', '--risk', 'low'])).toBe(1);
     expect(unknown.err()).toMatch(/^INVALID_ARGUMENT: --effect must be one of read, write/);
     expect([...missing.sent, ...unknown.sent]).toEqual([]);
+  });
+});
+
+describe('the operator token of servers and tools commands', () => {
+  const serverId = '0b9f6a3e-2f4c-4b7a-9c1d-5e6f7a8b9c0d';
+  const commands = [
+    ['servers', 'register', '--name', 'x', '--stdio', 'node server.js'],
+    ['servers', 'list'],
+    ['servers', 'show', serverId],
+    ['servers', 'discover', serverId],
+    ['servers', 'retire', serverId],
+    ['servers', 'grant-exception', serverId, '--expires-at', '2026-12-31T00:00:00Z', '--reason', 'pilot'],
+    ['tools', 'list'],
+    ['tools', 'bind', serverId, 'echo', '--effect', 'read', '--risk', 'low'],
+    ['tools', 'unbind', serverId, 'echo'],
+    ['tools', 'show', 'everything.echo'],
+  ];
+
+  it.each(commands)('%s %s is refused without one, before anything is sent', async (...argv) => {
+    const cli = harness({});
+    expect(await cli.run(argv)).toBe(1);
+    expect(cli.err()).toBe('AUTHENTICATION_FAILED: no operator token: set TOOLPLANE_TOKEN or pass --token-file\n');
+    expect(cli.sent).toEqual([]);
+  });
+
+  it.each(commands)('%s %s sends it as a bearer header', async (...argv) => {
+    const cli = harness();
+    await cli.run(argv);
+    expect(cli.headers).toEqual([{ Authorization: `Bearer ${token}` }]);
+  });
+
+  it('grant-exception names no grantor: the registry records the token\'s principal', async () => {
+    const cli = harness();
+    await cli.run(['servers', 'grant-exception', serverId, '--expires-at', '2026-12-31T00:00:00Z', '--reason', 'pilot']);
+    expect(cli.sent).toEqual([{ operation: 'grantException', body: { serverId, reason: 'pilot', expiresAt: '2026-12-31T00:00:00.000Z' } }]);
   });
 });

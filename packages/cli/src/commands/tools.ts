@@ -17,11 +17,13 @@ import {
 } from '@toolplane/contracts';
 import type { z } from 'zod';
 import type { CommandGroup } from '../command-group.js';
+import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
-import { actorOf, collect } from './servers.js';
+import { collect } from './servers.js';
 
-// `toolplane tools …`: discovered tools and their bindings. Binding is the approval: it declares how the tool is
-// governed and pins the definition the operator saw; until then a tool is listed but never invocable.
+// `toolplane tools …`: discovered tools and their bindings, as an operator (token in $TOOLPLANE_TOKEN or
+// --token-file). Binding is the approval: it declares how the tool is governed and pins the definition the operator
+// saw; until then a tool is listed but never invocable. The registry records the token's principal as the binder.
 
 function enumOption<T extends string>(flag: string, options: readonly T[], aliases: Readonly<Record<string, T>> = {}) {
   return (value: string): T => {
@@ -49,7 +51,7 @@ function positiveInteger(flag: string, max: number) {
   };
 }
 
-interface BindOptions {
+interface BindOptions extends TokenOptions {
   readonly effect: z.infer<typeof SideEffectClass>;
   readonly risk: z.infer<typeof RiskClass>;
   readonly permission: readonly string[];
@@ -64,7 +66,7 @@ interface BindOptions {
 }
 
 /** The bind request the arguments and flags describe. */
-export function bindRequest(serverId: string, toolName: string, options: BindOptions, actor: string): z.input<typeof BindToolRequest> {
+export function bindRequest(serverId: string, toolName: string, options: BindOptions): z.input<typeof BindToolRequest> {
   return {
     serverId,
     toolName,
@@ -79,7 +81,6 @@ export function bindRequest(serverId: string, toolName: string, options: BindOpt
     ...(options.toolId === undefined ? {} : { toolId: options.toolId }),
     ...(options.expectHash === undefined ? {} : { expectedDefinitionHash: options.expectHash }),
     ...(options.maxAttempts === undefined ? {} : { retryPolicy: { maxAttempts: options.maxAttempts, initialBackoffMs: 200, maxBackoffMs: 5_000 } }),
-    actor,
   };
 }
 
@@ -113,15 +114,15 @@ const schemas = {
 
 /** `toolplane tools list|bind|unbind|show`: discovered tools and their bindings to governed descriptors. */
 export const toolsCommands: CommandGroup = (program, context) => {
-  const tools = program.command('tools').description('List discovered tools, bind them to governed descriptors, unbind them.');
+  const tools = program.command('tools').description('List discovered tools, bind them to governed descriptors, unbind them (operator token required; changes need the policy-admin role).');
 
-  tools
-    .command('list')
+  withToken(tools.command('list'))
     .description('list discovered tools with their binding state (unbound tools are listed but never invocable)')
     .option('--server <id>', 'only the tools of this server')
-    .action(async (options: { server?: string }) => {
+    .action(async (options: TokenOptions & { server?: string }) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.listTools, schemas.list, options.server === undefined ? {} : { serverId: options.server });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('registry', registryOperations.listTools, schemas.list, options.server === undefined ? {} : { serverId: options.server }, auth);
       ctx.print(reply, () =>
         formatTable(
           ['SERVER', 'TOOL', 'BINDING', 'INVOCABLE', 'TOOL ID', 'VERSION', 'EFFECT', 'RISK'],
@@ -130,8 +131,7 @@ export const toolsCommands: CommandGroup = (program, context) => {
       );
     });
 
-  tools
-    .command('bind')
+  withToken(tools.command('bind'))
     .description('bind a discovered tool: declare how it is governed and pin its current definition (a new descriptor version)')
     .argument('<serverId>', 'server id')
     .argument('<toolName>', "the tool's name on the server")
@@ -148,29 +148,29 @@ export const toolsCommands: CommandGroup = (program, context) => {
     .option('--expect-hash <sha256>', 'the definition hash you reviewed; refused if the server now reports another')
     .action(async (serverId: string, toolName: string, options: BindOptions) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.bind, schemas.bind, bindRequest(serverId, toolName, options, actorOf(ctx)));
+      const request = bindRequest(serverId, toolName, options);
+      const reply = await ctx.call('registry', registryOperations.bind, schemas.bind, request, await operatorHeaders(ctx, options));
       ctx.print(reply, () => `${reply.created ? 'bound' : 'already bound'} (server ${reply.serverState})\n${descriptorFields(reply.descriptor)}`);
     });
 
-  tools
-    .command('unbind')
+  withToken(tools.command('unbind'))
     .description('unbind a tool: its descriptor is retired and calls of it are refused')
     .argument('<serverId>', 'server id')
     .argument('<toolName>', "the tool's name on the server")
-    .action(async (serverId: string, toolName: string) => {
+    .action(async (serverId: string, toolName: string, options: TokenOptions) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.unbind, schemas.unbind, { serverId, toolName, actor: actorOf(ctx) });
+      const reply = await ctx.call('registry', registryOperations.unbind, schemas.unbind, { serverId, toolName }, await operatorHeaders(ctx, options));
       ctx.print(reply.descriptor, () => descriptorFields(reply.descriptor));
     });
 
-  tools
-    .command('show')
+  withToken(tools.command('show'))
     .description('show a descriptor: an exact version, or the newest active one')
     .argument('<toolId>', 'governed tool id')
     .option('--version <version>', 'an exact version')
-    .action(async (toolId: string, options: { version?: string }) => {
+    .action(async (toolId: string, options: TokenOptions & { version?: string }) => {
       const ctx = context();
-      const reply = await ctx.call('registry', registryOperations.getDescriptor, schemas.show, { toolId, ...(options.version === undefined ? {} : { toolVersion: options.version }) });
+      const auth = await operatorHeaders(ctx, options);
+      const reply = await ctx.call('registry', registryOperations.getDescriptor, schemas.show, { toolId, ...(options.version === undefined ? {} : { toolVersion: options.version }) }, auth);
       ctx.print(reply.descriptor, () => descriptorFields(reply.descriptor));
     });
 };

@@ -18,9 +18,6 @@ import { serverLifecycleEvents } from '../core/wire-events.js';
 import { applyDefinitionDrift, retireDescriptorsOf, syncDescriptorHealth } from './descriptor-effects.js';
 import { nameClaimOf, serverKind, toServer, type Actor, type RegistryContext } from './registry-context.js';
 
-/** The principal recorded when a request names none. */
-export const UNKNOWN_ACTOR = 'operator:unidentified';
-
 /** Loads a server of the scope; NOT_FOUND when there is none. */
 export async function loadServer(context: RegistryContext, scope: Scope, serverId: string, signal?: AbortSignal): Promise<McpServer> {
   const document = await context.servers.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, serverId }, { signal });
@@ -42,8 +39,11 @@ function registrationFingerprint(server: Omit<ServerRegistration, 'serverId' | '
   return canonicalJson({ tenant, workspace, name, direction, transport, endpointUrl, command, headers, connectionRef, authentication, governancePolicyRef, releaseId });
 }
 
-/** Registers a server (state Registered). The same registration again returns the existing server, emitting nothing. */
-export async function registerServer(context: RegistryContext, scope: Scope, request: RegisterServerRequest, signal?: AbortSignal): Promise<RegisterServerReply> {
+/**
+ * Registers a server (state Registered) for `actor` (the verified operator; a body's `actor` is ignored). The same
+ * registration again returns the existing server, emitting nothing.
+ */
+export async function registerServer(context: RegistryContext, scope: Scope, request: RegisterServerRequest, actor: string, signal?: AbortSignal): Promise<RegisterServerReply> {
   const at = context.now();
   const registration: ServerRegistration = {
     serverId: context.newId(),
@@ -59,7 +59,7 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
     authentication: request.authentication,
     governancePolicyRef: request.governancePolicyRef,
     ...(request.releaseId === undefined ? {} : { releaseId: request.releaseId }),
-    registeredBy: request.actor ?? UNKNOWN_ACTOR,
+    registeredBy: actor,
   };
   const events = decideServer({ type: 'RegisterServer', registration, at }, undefined);
   if (registration.command !== undefined) {
@@ -110,18 +110,18 @@ export async function recordDiscovery(
 }
 
 /** Handshake and discovery of a server on request: nothing changes when the server cannot be reached or answers garbage. */
-export async function discoverServer(context: RegistryContext, scope: Scope, serverId: string, actor: string | undefined, signal?: AbortSignal): Promise<DiscoverServerReply> {
+export async function discoverServer(context: RegistryContext, scope: Scope, serverId: string, actor: string, signal?: AbortSignal): Promise<DiscoverServerReply> {
   const server = await loadServer(context, scope, serverId, signal);
   // Refused before any connection is made.
   assertDiscoverable(server);
   const found = await context.mcp.discover(server, signal);
-  const { server: after, changes } = await recordDiscovery(context, scope, serverId, found, { actor: actor ?? UNKNOWN_ACTOR, at: context.now() }, signal);
+  const { server: after, changes } = await recordDiscovery(context, scope, serverId, found, { actor, at: context.now() }, signal);
   return { server: after, changes };
 }
 
 /** Retires a server (from Active or Degraded) and every descriptor bound to it. */
-export async function retireServer(context: RegistryContext, scope: Scope, serverId: string, reason: string | undefined, actor: string | undefined, signal?: AbortSignal): Promise<RetireServerReply> {
-  const who = { actor: actor ?? UNKNOWN_ACTOR, at: context.now() };
+export async function retireServer(context: RegistryContext, scope: Scope, serverId: string, reason: string | undefined, actor: string, signal?: AbortSignal): Promise<RetireServerReply> {
+  const who = { actor, at: context.now() };
   const changed = await changeServer(context, scope, serverId, () => [{ type: 'RetireServer', reason, at: who.at }], who, signal);
   // Also on a retried retire: descriptors a crash left active are retired now.
   const retiredDescriptors = await retireDescriptorsOf(context, changed.state, who, signal);
@@ -129,10 +129,13 @@ export async function retireServer(context: RegistryContext, scope: Scope, serve
   return { server: changed.state, retiredDescriptors };
 }
 
-/** Records a platform admin's expiring exception for a remote server without acceptable authentication. */
-export async function grantAuthenticationException(context: RegistryContext, scope: Scope, request: GrantAuthenticationExceptionRequest, signal?: AbortSignal): Promise<McpServer> {
+/**
+ * Records a platform admin's expiring exception for a remote server without acceptable authentication, granted by
+ * `grantedBy` (the verified operator; the request's `grantedBy` is ignored).
+ */
+export async function grantAuthenticationException(context: RegistryContext, scope: Scope, request: GrantAuthenticationExceptionRequest, grantedBy: string, signal?: AbortSignal): Promise<McpServer> {
   const at = context.now();
-  const exception = { grantedBy: request.grantedBy, reason: request.reason, grantedAt: at, expiresAt: request.expiresAt };
-  const changed = await changeServer(context, scope, request.serverId, () => [{ type: 'GrantAuthenticationException', exception, at }], { actor: request.grantedBy, at }, signal);
+  const exception = { grantedBy, reason: request.reason, grantedAt: at, expiresAt: request.expiresAt };
+  const changed = await changeServer(context, scope, request.serverId, () => [{ type: 'GrantAuthenticationException', exception, at }], { actor: grantedBy, at }, signal);
   return changed.state;
 }

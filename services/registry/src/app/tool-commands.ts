@@ -7,7 +7,7 @@ import { defaultToolId, planBind } from '../core/tool-identity.js';
 import { descriptorLifecycleEvents } from '../core/wire-events.js';
 import { changeDescriptor } from './descriptor-effects.js';
 import { descriptorDocumentId, publishToReadModel, toDescriptor, type Actor, type RegistryContext } from './registry-context.js';
-import { UNKNOWN_ACTOR, changeServer, loadServer } from './server-commands.js';
+import { changeServer, loadServer } from './server-commands.js';
 
 const maxBindAttempts = 5;
 
@@ -19,10 +19,11 @@ async function descriptorsWhere(context: RegistryContext, filter: Record<string,
 /**
  * Binds a discovered tool to a new descriptor version that pins its current definition hash. The first binding of
  * a Verified server approves its bindings (Active). The same binding again returns the active descriptor and emits
- * nothing; a different one makes a new version and supersedes the old.
+ * nothing; a different one makes a new version and supersedes the old. `actor` is the verified operator (a body's
+ * `actor` is ignored).
  */
-export async function bindTool(context: RegistryContext, scope: Scope, request: BindToolRequest, signal?: AbortSignal): Promise<BindToolReply> {
-  const who: Actor = { actor: request.actor ?? UNKNOWN_ACTOR, at: context.now() };
+export async function bindTool(context: RegistryContext, scope: Scope, request: BindToolRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
+  const who = { actor, at: context.now() } satisfies Actor;
   const { serverId, toolName } = request;
   const { toolId: requestedToolId, expectedDefinitionHash, actor: _actor, serverId: _server, toolName: _tool, ...declaration } = request;
   const bindingDeclaration: BindingDeclaration = declaration;
@@ -43,7 +44,7 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
     decideServer({ type: 'ApproveBindings', at: who.at }, server);
     const toolId = requestedToolId ?? defaultToolId(server.name, tool.name);
     const bind = (toolVersion: string, on = server) =>
-      decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: bindingDeclaration, boundBy: who.actor ?? UNKNOWN_ACTOR, at: who.at }, undefined);
+      decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: bindingDeclaration, boundBy: who.actor, at: who.at }, undefined);
     const candidate = foldDescriptor(undefined, bind('0')) as ToolDescriptor;
     const sameTool = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, mcpServerId: serverId, providerToolName: tool.name }, signal);
     const sameId = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, toolId }, signal);
@@ -90,8 +91,8 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
 }
 
 /** Unbinds a tool: its active descriptor versions are retired (Unbound). Unbinding an unbound tool again changes nothing. */
-export async function unbindTool(context: RegistryContext, scope: Scope, request: UnbindToolRequest, signal?: AbortSignal): Promise<UnbindToolReply> {
-  const who: Actor = { actor: request.actor ?? UNKNOWN_ACTOR, at: context.now() };
+export async function unbindTool(context: RegistryContext, scope: Scope, request: UnbindToolRequest, actor: string, signal?: AbortSignal): Promise<UnbindToolReply> {
+  const who: Actor = { actor, at: context.now() };
   const server = await loadServer(context, scope, request.serverId, signal);
   const versions = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, mcpServerId: server.serverId, providerToolName: request.toolName }, signal);
   const latest = versions.at(-1);
