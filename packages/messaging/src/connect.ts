@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { raceAbort } from '@toolplane/contracts';
+import { ToolplaneError, raceAbort } from '@toolplane/contracts';
 import { parseNatsUrl } from './connection-url.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
@@ -21,16 +21,34 @@ export interface ConnectOptions {
   readonly reconnectTimeWaitMs?: number;
   /** Deadline of the initial handshake and of each JetStream API request; default 10 000 ms. */
   readonly timeoutMs?: number;
+  /**
+   * Where replies to this connection's requests (request/reply and JetStream publish acknowledgements) arrive:
+   * `<inboxPrefix>.<random>…` instead of NATS's shared `_INBOX.<random>…`, so a credential can be allowed to
+   * subscribe to its own prefix only. Dot-separated tokens of letters, digits, `_` and `-` (see `inboxPrefixPattern`).
+   */
+  readonly inboxPrefix?: string;
   readonly signal?: AbortSignal;
+}
+
+/** A valid inbox prefix: 1–16 dot-separated tokens of letters, digits, `_` and `-` (no wildcards, no `$`), at most 200 characters. */
+export const inboxPrefixPattern = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+){0,15}$/;
+
+/** Returns `prefix` when it is a valid inbox prefix, else throws INVALID_ARGUMENT naming it and the rule. */
+export function checkInboxPrefix(prefix: string): string {
+  if (prefix.length <= 200 && inboxPrefixPattern.test(prefix)) return prefix;
+  const shown = prefix.length > 80 ? `${prefix.slice(0, 80)}…` : prefix;
+  throw new ToolplaneError('INVALID_ARGUMENT', `inbox prefix "${shown}" is malformed: use 1-16 dot-separated tokens of letters, digits, _ or - (at most 200 characters), e.g. _INBOX_acme`);
 }
 
 /**
  * Connects to NATS and JetStream. An unreachable server fails at once with TEMPORARY_UNAVAILABLE and a
- * malformed URL with INVALID_ARGUMENT, both naming the URL without credentials; once connected, the
- * connection reconnects (forever, by default) and reports each status change through `onStatus`.
+ * malformed URL with INVALID_ARGUMENT, both naming the URL without credentials (a malformed inbox prefix is
+ * INVALID_ARGUMENT too, before anything is dialled); once connected, the connection reconnects (forever, by
+ * default) and reports each status change through `onStatus`.
  */
 export async function connectMessaging(options: ConnectOptions): Promise<Messaging> {
   const endpoint = parseNatsUrl(options.url);
+  const inboxPrefix = options.inboxPrefix === undefined ? undefined : checkInboxPrefix(options.inboxPrefix);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const what = `connecting to NATS at ${endpoint.display}`;
   const connecting = connect({
@@ -40,6 +58,7 @@ export async function connectMessaging(options: ConnectOptions): Promise<Messagi
     reconnectTimeWait: options.reconnectTimeWaitMs ?? 2_000,
     timeout: timeoutMs,
     waitOnFirstConnect: false,
+    ...(inboxPrefix === undefined ? {} : { inboxPrefix }),
     ...(endpoint.tls ? { tls: {} } : {}),
     ...(endpoint.user === undefined ? {} : { user: endpoint.user, pass: endpoint.pass ?? '' }),
     ...(endpoint.token === undefined ? {} : { token: endpoint.token }),

@@ -1,4 +1,4 @@
-export { connectMessaging, type ConnectOptions } from './connect.js';
+export { checkInboxPrefix, connectMessaging, inboxPrefixPattern, type ConnectOptions } from './connect.js';
 export { parseNatsUrl, redactUrl, type NatsEndpoint } from './connection-url.js';
 export { consume, type ConsumeOptions, type ConsumerHandle } from './consume.js';
 export { toConsumerConfig, consumerConfigDiff, type ConsumerSpec, type ManagedConsumerConfig } from './consumer-spec.js';
