@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ToolplaneError, commandSubject, type CommandService, type Scope } from '@toolplane/contracts';
-import { connectMessaging, request, type Messaging } from '@toolplane/messaging';
+import { defaultInboxPrefix } from '@toolplane/client';
+import { checkInboxPrefix, connectMessaging, request, type Messaging } from '@toolplane/messaging';
 import type { CliIo } from './output.js';
 
 /** The global flags every command shares. */
@@ -10,6 +11,7 @@ export interface GlobalOptions {
   readonly workspace?: string;
   readonly json?: boolean;
   readonly timeout?: string;
+  readonly inboxPrefix?: string;
 }
 
 /** Extras of one call. */
@@ -40,12 +42,38 @@ export interface CliContext {
   readonly close: () => Promise<void>;
 }
 
+/**
+ * The inbox prefix the CLI connects with: --inbox-prefix, else TOOLPLANE_INBOX_PREFIX, else the agent-runtime SDK's
+ * default for the tenant and workspace when both are known (`_INBOX_<tenant>.<workspace>`, what a tenant's NATS user
+ * may subscribe to), else none (NATS's `_INBOX`). A malformed one is INVALID_ARGUMENT.
+ */
+export function inboxPrefixOf(options: GlobalOptions, env: CliIo['env']): string | undefined {
+  const given = options.inboxPrefix ?? env['TOOLPLANE_INBOX_PREFIX'];
+  if (given !== undefined && given !== '') {
+    try {
+      return checkInboxPrefix(given);
+    } catch (error) {
+      const setting = options.inboxPrefix === undefined ? 'TOOLPLANE_INBOX_PREFIX' : '--inbox-prefix';
+      throw new ToolplaneError('INVALID_ARGUMENT', `${setting}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const tenant = options.tenant ?? env['TOOLPLANE_TENANT'];
+  const workspace = options.workspace ?? env['TOOLPLANE_WORKSPACE'];
+  return tenant && workspace ? defaultInboxPrefix({ tenant, workspace }) : undefined;
+}
+
 /** Builds a command's context from the global flags, falling back to TOOLPLANE_* environment variables. */
 export function createContext(io: CliIo, options: GlobalOptions): CliContext {
   const natsUrl = options.nats ?? io.env['TOOLPLANE_NATS_URL'] ?? io.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
   const timeoutMs = Number(options.timeout ?? io.env['TOOLPLANE_TIMEOUT_MS'] ?? 10_000);
   let connecting: Promise<Messaging> | undefined;
-  const messaging = () => (connecting ??= connectMessaging({ url: natsUrl, name: 'toolplane-cli', maxReconnectAttempts: 0 }));
+  const messaging = () => {
+    connecting ??= (async () => {
+      const inboxPrefix = inboxPrefixOf(options, io.env);
+      return connectMessaging({ url: natsUrl, name: 'toolplane-cli', maxReconnectAttempts: 0, ...(inboxPrefix === undefined ? {} : { inboxPrefix }) });
+    })();
+    return connecting;
+  };
   const scope = (): Scope => {
     const tenant = options.tenant ?? io.env['TOOLPLANE_TENANT'];
     const workspace = options.workspace ?? io.env['TOOLPLANE_WORKSPACE'];

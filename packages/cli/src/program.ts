@@ -17,6 +17,7 @@ export async function runCli(argv: readonly string[], io: CliIo, groups: readonl
     .option('--workspace <id>', 'workspace (default: $TOOLPLANE_WORKSPACE)')
     .option('--json', 'print one JSON document instead of text')
     .option('--timeout <ms>', 'how long to wait for a service to answer (default: 10000)')
+    .option('--inbox-prefix <prefix>', 'subject prefix replies arrive under (default: $TOOLPLANE_INBOX_PREFIX, else _INBOX_<tenant>.<workspace>)')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

@@ -1,14 +1,17 @@
 // The public entry of @toolplane/client, the agent-runtime SDK: invoke governed tools (recovering lost replies by
 // idempotency key), list the effective tool set, follow lifecycle events, and verify receipts offline.
 export { eventMatches, eventSubjects, lifecycleEvents, type EventFilter, type EventStream } from './event-stream.js';
+export { defaultInboxPrefix } from './inbox-prefix.js';
 export { boundedTimeoutMs, prepareInvocation, type InvocationEnvelope, type InvokeOptions, type KeySource, type PreparedInvocation } from './invocation-request.js';
 export { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
 export { requireSuccess, type SuccessfulResult } from './results.js';
 export {
   createToolplaneClient,
+  type ClientConnectionOptions,
   type ClientDiagnostic,
   type ContextTokenSource,
   type EffectiveToolsQuery,
+  type OwnConnectionOptions,
   type ReplyLossReason,
   type RequestCallOptions,
   type ToolplaneClient,

@@ -25,6 +25,7 @@ import {
 } from '@toolplane/contracts';
 import { connectMessaging, publish, request, type Messaging, type PublishAck } from '@toolplane/messaging';
 import { lifecycleEvents, type EventFilter, type EventStream } from './event-stream.js';
+import { defaultInboxPrefix } from './inbox-prefix.js';
 import { boundedTimeoutMs, prepareInvocation, type InvokeOptions } from './invocation-request.js';
 import { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
 
@@ -61,9 +62,33 @@ interface ClientSettings {
   readonly dropRepliesForTesting?: boolean;
 }
 
+/** A connection the caller owns (and closes). */
+export interface OwnConnectionOptions {
+  /**
+   * Its replies and acknowledgements arrive under the inbox prefix it was connected with: where the NATS
+   * permissions confine the runtime's credential to its own prefix, connect it with
+   * `connectMessaging({ …, inboxPrefix: defaultInboxPrefix(scope) })` (or the prefix the permissions name).
+   */
+  readonly messaging: Messaging;
+  readonly natsUrl?: never;
+  readonly inboxPrefix?: never;
+}
+
+/** A connection the client opens (and closes on `close()`). */
+export interface ClientConnectionOptions {
+  readonly natsUrl: string;
+  readonly connectionName?: string;
+  /**
+   * Where replies to its requests and JetStream acknowledgements of its publishes arrive; default
+   * `defaultInboxPrefix(scope)`, `_INBOX_<tenant>.<workspace>`: let the runtime's NATS user subscribe to
+   * `_INBOX_<tenant>.>` (not `_INBOX.>`). Dot-separated tokens of letters, digits, `_` and `-`; else INVALID_ARGUMENT.
+   */
+  readonly inboxPrefix?: string;
+  readonly messaging?: never;
+}
+
 /** How to make a client: over a connection the caller owns, or over one the client opens (and closes). */
-export type ToolplaneClientOptions = ClientSettings &
-  ({ readonly messaging: Messaging; readonly natsUrl?: never } | { readonly natsUrl: string; readonly connectionName?: string; readonly messaging?: never });
+export type ToolplaneClientOptions = ClientSettings & (OwnConnectionOptions | ClientConnectionOptions);
 
 /** Options of a lookup or an effective-tool request. */
 export interface RequestCallOptions {
@@ -96,11 +121,15 @@ export interface ToolplaneClient {
   close(): Promise<void>;
 }
 
-/** Makes a client; with `natsUrl` it connects first (TEMPORARY_UNAVAILABLE when NATS cannot be reached). */
+/**
+ * Makes a client; with `natsUrl` it connects first, with its inbox prefix (TEMPORARY_UNAVAILABLE when NATS cannot be
+ * reached, INVALID_ARGUMENT for a malformed URL, prefix or scope).
+ */
 export async function createToolplaneClient(options: ToolplaneClientOptions): Promise<ToolplaneClient> {
-  const owned = options.messaging === undefined;
-  const messaging = options.messaging ?? (await connectMessaging({ url: options.natsUrl, name: options.connectionName ?? 'toolplane-client' }));
-  return new Client(messaging, owned, options);
+  if (options.messaging !== undefined) return new Client(options.messaging, false, options);
+  const inboxPrefix = options.inboxPrefix ?? defaultInboxPrefix(options.scope);
+  const messaging = await connectMessaging({ url: options.natsUrl, name: options.connectionName ?? 'toolplane-client', inboxPrefix });
+  return new Client(messaging, true, options);
 }
 
 class Client implements ToolplaneClient {

@@ -338,12 +338,24 @@ describe('the agent-runtime SDK', () => {
     await expect(client.lookup('never-used')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('lists the effective tools of the agent, with explanations on request, over a connection of its own', { timeout: 60_000 }, async () => {
+  it('lists the effective tools of the agent, with explanations on request, over a connection of its own (replies under _INBOX_<tenant>.<workspace>)', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
+    // The reply comes back under the client's default inbox prefix, where NATS permissions can confine the runtime.
+    const underPrefix: string[] = [];
+    const watching = messaging.connection.subscribe(`_INBOX_${scope.tenant}.${scope.workspace}.>`, {
+      callback: (error, message) => {
+        if (error === null) underPrefix.push(message.string());
+      },
+    });
+    await messaging.connection.flush();
     const client = await createToolplaneClient({ natsUrl: infra.natsUrl, connectionName: `${infra.prefix}_own`, scope, contextToken: await tokenFor(scope) });
     const set = await client.effectiveTools({ restrictions: { maxSideEffectClass: 'READ' }, explain: true });
     expect(set.tools.map((tool) => tool.toolId).sort()).toEqual(['fixture.count', 'fixture.echo']);
     expect(set.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge']);
+    // The server queued the watcher's copy before the client had its reply: one round trip later it has arrived.
+    await messaging.connection.flush();
+    watching.unsubscribe();
+    expect(underPrefix.filter((data) => data.includes('fixture.purge'))).toHaveLength(1);
     // The client opened the connection, so closing the client closes it.
     await client.close();
     await expect(client.effectiveTools()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });

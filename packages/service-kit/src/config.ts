@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inboxPrefixPattern } from '@toolplane/messaging';
 
 /** A configuration problem, reported by a service as one line naming the setting. */
 export class ConfigError extends Error {
@@ -70,6 +71,12 @@ export function baseServiceConfig(defaults: { httpPort: number }) {
     MONGODB_CONNECT_TIMEOUT_MS: millisecondsSetting(10_000),
     SHUTDOWN_TIMEOUT_MS: millisecondsSetting(10_000),
     INSTANCE_ID: z.string().min(1).optional(),
+    /** Where the service's request replies and JetStream acknowledgements arrive (default NATS's `_INBOX`), for a NATS user confined to it. */
+    NATS_INBOX_PREFIX: z
+      .string()
+      .max(200, 'must be at most 200 characters')
+      .regex(inboxPrefixPattern, 'must be 1-16 dot-separated tokens of letters, digits, _ or - (e.g. _INBOX_registry)')
+      .optional(),
   });
 }
 

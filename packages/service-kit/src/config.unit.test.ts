@@ -21,6 +21,11 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ HTTP_PORT: 7101, HTTP_HOST: '127.0.0.1', MONGODB_DATABASE: 'toolplane', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: 10_000 });
   });
 
+  it('takes an optional NATS inbox prefix', () => {
+    expect(loadConfig(schema, good).NATS_INBOX_PREFIX).toBeUndefined();
+    expect(loadConfig(schema, { ...good, NATS_INBOX_PREFIX: '_INBOX_services.registry' }).NATS_INBOX_PREFIX).toBe('_INBOX_services.registry');
+  });
+
   it('accepts a comma-separated list of NATS servers', () => {
     expect(loadConfig(schema, { ...good, NATS_URL: 'nats://a:4222, tls://b:4222' }).NATS_URL).toBe('nats://a:4222, tls://b:4222');
   });
@@ -36,6 +41,8 @@ describe('loadConfig', () => {
     [{ ...good, HTTP_PORT: '70000' }, /^HTTP_PORT must be between 0 and 65535$/],
     [{ ...good, LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
     [{ ...good, MONGODB_DATABASE: 'a.b' }, /^MONGODB_DATABASE must be 1-63 letters/],
+    [{ ...good, NATS_INBOX_PREFIX: '_INBOX.>' }, /^NATS_INBOX_PREFIX must be 1-16 dot-separated tokens/],
+    [{ ...good, NATS_INBOX_PREFIX: '' }, /^NATS_INBOX_PREFIX must be 1-16 dot-separated tokens/],
   ])('names the bad setting in one line: %j', (env, expected) => {
     const message = errorOf(env);
     expect(message).toMatch(expected);

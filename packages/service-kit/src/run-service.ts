@@ -74,6 +74,7 @@ export async function startService<C extends BaseServiceConfig>(definition: Serv
     messaging = await connectMessaging({
       url: config.NATS_URL,
       name: `toolplane-${definition.name}`,
+      ...(config.NATS_INBOX_PREFIX === undefined ? {} : { inboxPrefix: config.NATS_INBOX_PREFIX }),
       onStatus: (status) => natsLog.info({ status }, `nats ${status.type}`),
     });
   } catch (error) {
