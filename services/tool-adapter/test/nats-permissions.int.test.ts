@@ -1,8 +1,9 @@
 // Tenant isolation by NATS itself: a nats-server of this test's own runs with infra/nats/authorization.example.conf
 // (the operators' sample, unchanged; passwords from its environment), the adapter connects as the services user,
 // and each tenant's agent runtime as its own user. A runtime of acme cannot publish to globex's request or command
-// subjects (the server refuses, the publish fails with AUTHORIZATION_DENIED) and cannot read globex's replies or
-// events, while both tenants' own calls go through.
+// subjects (the server refuses, the publish fails with AUTHORIZATION_DENIED) and cannot read globex's replies,
+// events or inbox traffic (neither `_INBOX.>` nor globex's inbox prefix), while both tenants' own calls, commands and
+// JetStream acknowledgements go through their own inbox prefixes (`_INBOX_<tenant>.<workspace>`, the client's default).
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ import {
   streams,
   type Scope,
 } from '@toolplane/contracts';
+import { runCli, type CliIo } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
 import { AdapterHarness, startNatsServer, waitFor, type AdapterProcess, type NatsServer } from './adapter-harness.js';
@@ -39,15 +41,20 @@ function urlFor(user: string, password: string): string {
   return `nats://${user}:${password}@127.0.0.1:${nats.port}`;
 }
 
+/** What @toolplane/client and the CLI use by default; the sample lets a tenant's runtime subscribe to `_INBOX_<tenant>.>`. */
+function inboxPrefixOf(scope: Scope): string {
+  return `_INBOX_${scope.tenant}.${scope.workspace}`;
+}
+
 beforeAll(async () => {
   nats = await startNatsServer({ configFile, env: passwords });
   const { mongoUrl, dbName } = testScope('permissions');
   harness = await AdapterHarness.start({ natsUrl: urlFor('toolplane-services', passwords.TOOLPLANE_SERVICES_PASSWORD), mongoUrl, dbName, tenants: ['acme', 'globex'] });
   adapter = await harness.startAdapter();
-  acmeRuntime = await connectMessaging({ url: urlFor('runtime-acme', passwords.ACME_RUNTIME_PASSWORD), name: 'runtime-acme', timeoutMs: 5_000 });
-  globexRuntime = await connectMessaging({ url: urlFor('runtime-globex', passwords.GLOBEX_RUNTIME_PASSWORD), name: 'runtime-globex', timeoutMs: 5_000 });
   acme = await harness.freshScope('acme');
   globex = await harness.freshScope('globex');
+  acmeRuntime = await connectMessaging({ url: urlFor('runtime-acme', passwords.ACME_RUNTIME_PASSWORD), name: 'runtime-acme', timeoutMs: 5_000, inboxPrefix: inboxPrefixOf(acme) });
+  globexRuntime = await connectMessaging({ url: urlFor('runtime-globex', passwords.GLOBEX_RUNTIME_PASSWORD), name: 'runtime-globex', timeoutMs: 5_000, inboxPrefix: inboxPrefixOf(globex) });
   for (const scope of [acme, globex]) await harness.bindTool(scope, 'fixture.count', 'count_calls', 'counting');
 }, 120_000);
 
@@ -118,8 +125,19 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
     ).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
   });
 
-  it('never delivers another tenant’s replies or events to a runtime, however it subscribes', async () => {
-    const snoops = [invocationReplySubject(globex, 'inbox_snooped'), `tp.v1.rpl.globex.>`, eventFilter({ tenant: 'globex' }), 'tp.v1.evt.>', 'tp.v1.>', '>'].map((subject) => ({ subject, ...watch(acmeRuntime, subject) }));
+  it('never delivers another tenant’s replies, events or inbox traffic to a runtime, however it subscribes', async () => {
+    const snoops = [
+      invocationReplySubject(globex, 'inbox_snooped'),
+      `tp.v1.rpl.globex.>`,
+      eventFilter({ tenant: 'globex' }),
+      'tp.v1.evt.>',
+      'tp.v1.>',
+      '>',
+      '_INBOX.>',
+      '_INBOX_globex.>',
+      `${inboxPrefixOf(globex)}.>`,
+      '*.>',
+    ].map((subject) => ({ subject, ...watch(acmeRuntime, subject) }));
     await acmeRuntime.connection.flush();
     // The server refuses each subscription (an error on it), and keeps refusing to deliver.
     await waitFor('every subscription to be refused', () => snoops.every((snoop) => snoop.errors.length > 0));
@@ -128,15 +146,60 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
     // globex's own runtime sees its reply and events, at the inbox acme tried to listen on.
     const globexEvents = watch(globexRuntime, eventFilter(globex));
     await globexRuntime.connection.flush();
+    // Its publish is acknowledged and its command answered under its own inbox prefix, which acme tried to read too.
+    const globexInbox = watch(globexRuntime, `${inboxPrefixOf(globex)}.>`);
+    await globexRuntime.connection.flush();
     const call = await harness.send(globex, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'snooped' }, undefined, globexRuntime);
     const reply = await call.reply(30_000);
     expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    await expect(effectiveToolsOf(globexRuntime, globex)).resolves.toEqual(['fixture.count']);
     await waitFor('globex’s ToolCallCompleted', () => globexEvents.received.some((subject) => subject.endsWith('.ToolCallCompleted')));
+    await globexRuntime.connection.flush();
+    // The acknowledgement of the request and the command's reply, at least.
+    expect(globexInbox.received.length).toBeGreaterThanOrEqual(2);
     await acmeRuntime.connection.flush();
     expect(snoops.flatMap((snoop) => snoop.received)).toEqual([]);
+  });
+
+  it('answers a runtime’s own commands and acknowledges its requests through its inbox prefix', async () => {
+    await expect(effectiveToolsOf(acmeRuntime, acme)).resolves.toEqual(['fixture.count']);
+    // Without its prefix a runtime gets no replies at all: the server refuses it `_INBOX.…` for its JetStream check at connect.
+    await expect(connectMessaging({ url: urlFor('runtime-acme', passwords.ACME_RUNTIME_PASSWORD), name: 'runtime-acme-no-prefix', timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+  });
+
+  it('runs the CLI as a runtime of acme on its default inbox prefix: effective tools, and an invocation acknowledged and answered', { timeout: 60_000 }, async () => {
+    const url = urlFor('runtime-acme', passwords.ACME_RUNTIME_PASSWORD);
+    const effective = await toolplane(url, acme, 'tools', 'effective');
+    expect(effective.err).toBe('');
+    expect((JSON.parse(effective.out) as EffectiveToolSet).tools.map((tool) => tool.toolId)).toEqual(['fixture.count']);
+    const invoked = await toolplane(url, acme, 'invoke', 'fixture.count', '--args', '{}', '--key', 'cli-acme');
+    expect(invoked.err).toBe('');
+    expect((JSON.parse(invoked.out) as { status: string }).status).toBe('SUCCESS');
+    expect((await harness.stored(acme, 'cli-acme'))?.state).toBe('Observed');
   });
 
   it('refuses a runtime a JetStream consumer on the events stream', async () => {
     await expect(acmeRuntime.manager.consumers.add(streams.events.name, { filter_subject: eventFilter({ tenant: 'globex' }) })).rejects.toThrow(/permission/i);
   });
 });
+
+/** The ids of the tools `scope`'s agent may see, asked over `runtime` (request/reply on its inbox prefix). */
+async function effectiveToolsOf(runtime: Messaging, scope: Scope): Promise<string[]> {
+  const set = await request(runtime, {
+    subject: commandSubject(scope, 'adapter', adapterOperations.effectiveTools),
+    requestSchema: EffectiveToolSetRequest,
+    replySchema: EffectiveToolSet,
+    body: { contextToken: await harness.contextToken(scope) },
+    timeoutMs: 10_000,
+  });
+  return set.tools.map((tool) => tool.toolId);
+}
+
+/** `toolplane --json …` as the agent of `scope`, connected with `url`, with the defaults of everything else. */
+async function toolplane(url: string, scope: Scope, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_AGENT_TOKEN: await harness.contextToken(scope) } };
+  const code = await runCli(['--nats', url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--json', '--timeout', '15000', ...argv], io);
+  return { code, out, err };
+}
