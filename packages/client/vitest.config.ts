@@ -1,3 +1,3 @@
 import { toolplaneVitestConfig } from '../../vitest.preset.js';
 
-export default toolplaneVitestConfig({ infra: true });
+export default toolplaneVitestConfig();

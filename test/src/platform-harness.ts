@@ -117,14 +117,14 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-interface PrivateNats {
+export interface PrivateNats {
   readonly url: string;
   readonly child: ChildProcess;
   readonly stop: () => Promise<void>;
 }
 
-/** Starts a nats-server with JetStream on free loopback ports, its data under `dir`. */
-async function startPrivateNats(dir: string): Promise<PrivateNats> {
+/** Starts a nats-server of its own with JetStream on free loopback ports, its data under `dir` (the services' stream and consumer names are fixed: see above). */
+export async function startPrivateNats(dir: string): Promise<PrivateNats> {
   const binary = path.join(repoRoot, '.local/bin/nats-server');
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`npm run infra:install\``);
   const [port, monitorPort] = [await freePort(), await freePort()];

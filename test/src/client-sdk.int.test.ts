@@ -27,8 +27,9 @@ import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHan
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { startPrivateNats, type PrivateNats } from './platform-harness.js';
 import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService } from '@toolplane/tool-adapter';
-import { createToolplaneClient, requireSuccess, verifyReceipt, type ClientDiagnostic, type ToolplaneClient } from '../src/mod.js';
+import { createToolplaneClient, requireSuccess, verifyReceipt, type ClientDiagnostic, type ToolplaneClient } from '@toolplane/client';
 
 const infra = testScope('client');
 const tenant = infra.prefix;
@@ -44,6 +45,8 @@ let store: Store;
 let descriptors: TypedKv<ToolDescriptor>;
 let registry: ServeHandle;
 let tmp: string;
+/** A nats-server of this file's own: the adapter's work-queue consumer is one per stream, and other files start adapters too. */
+let nats: PrivateNats;
 const serverIds = new Map<string, string>();
 const clients: ToolplaneClient[] = [];
 
@@ -52,8 +55,9 @@ beforeAll(async () => {
   const receiptKeys = generateKeyPairSync('ed25519');
   receiptPublicKey = receiptKeys.publicKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'client-int-'));
+  nats = await startPrivateNats(tmp);
   adapter = await startService(toolAdapterService, {
-    NATS_URL: infra.natsUrl,
+    NATS_URL: nats.url,
     MONGODB_URL: infra.mongoUrl,
     MONGODB_DATABASE: infra.dbName,
     HTTP_PORT: '0',
@@ -62,7 +66,7 @@ beforeAll(async () => {
     ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     ADAPTER_SIGNING_KEY_ID: receiptKeyId,
   });
-  messaging = await connectMessaging({ url: infra.natsUrl, name: `${infra.prefix}_client` });
+  messaging = await connectMessaging({ url: nats.url, name: `${infra.prefix}_client` });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'client-int-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the counting fixture, counting into a file of the asking workspace.
@@ -84,6 +88,7 @@ afterAll(async () => {
   await adapter?.stop();
   await messaging?.drain();
   await store?.close();
+  await nats?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
@@ -348,7 +353,7 @@ describe('the agent-runtime SDK', () => {
       },
     });
     await messaging.connection.flush();
-    const client = await createToolplaneClient({ natsUrl: infra.natsUrl, connectionName: `${infra.prefix}_own`, scope, contextToken: await tokenFor(scope) });
+    const client = await createToolplaneClient({ natsUrl: nats.url, connectionName: `${infra.prefix}_own`, scope, contextToken: await tokenFor(scope) });
     const set = await client.effectiveTools({ restrictions: { maxSideEffectClass: 'READ' }, explain: true });
     expect(set.tools.map((tool) => tool.toolId).sort()).toEqual(['fixture.count', 'fixture.echo']);
     expect(set.hidden?.map((tool) => tool.toolId)).toEqual(['fixture.purge']);
