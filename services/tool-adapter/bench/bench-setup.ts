@@ -2,17 +2,27 @@
 // adapter as a child process, and the read model and documents a call needs (descriptor in the registry's KV
 // bucket, a stand-in registry `getServer` responder, agent profile, tenant policy, a signed context token).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { McpServer, ServerReply, ServerRequest, ToolDescriptor, commandFilter, descriptorKey, type Scope } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
-import { openKv, serve, type Messaging, type ServeHandle } from '@toolplane/messaging';
+import { ToolDescriptor, type McpServer, type Scope } from '@toolplane/contracts';
+import { generateSigningKeyPair } from '@toolplane/auth';
+import { openKv, type Messaging, type ServeHandle } from '@toolplane/messaging';
 import type { Store } from '@toolplane/store';
 import { freePort } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, defaultTenantPolicy, descriptorBucket, tenantPolicies } from '../src/mod.js';
+import { defaultTenantPolicy, descriptorBucket } from '../src/mod.js';
+import {
+  agentContextToken,
+  agentProfileDocument,
+  insertAgentProfile,
+  putDescriptor,
+  putTenantPolicy,
+  receiptSigningKey,
+  serveStandInRegistry,
+  stdioServerDocument,
+  testDescriptor,
+} from '../src/testing.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -98,9 +108,9 @@ export async function benchKeys(tenant: string): Promise<BenchKeys> {
   const agentKey = await generateSigningKeyPair('bench-agent-1');
   return {
     trustedKeys: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
-    signingKey: generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    signingKey: receiptSigningKey().setting,
     // One token for the whole run, as an agent runtime holds one per run.
-    contextToken: (scope, agentId) => issueToken({ kind: 'agent', ...scope, principal: 'user:bench@bench.example', agentId, agentRevision: '1' }, agentKey.privateKey, { kid: agentKey.kid, expiresIn: '2h' }),
+    contextToken: (scope, agentId) => agentContextToken(agentKey, scope, { agentId, principal: 'user:bench@bench.example', agentRevision: '1' }, '2h'),
   };
 }
 
@@ -155,83 +165,27 @@ export interface BenchTool {
  */
 export async function provisionTool(messaging: Messaging, store: Store, tool: BenchTool): Promise<ToolDescriptor> {
   const { scope, agentId, toolId, serverId } = tool;
-  const now = new Date().toISOString();
-  await store.collection(agentProfiles).raw.insertOne({
-    _id: agentProfileId(scope.tenant, scope.workspace, agentId),
-    ...scope,
-    agentId,
-    allowedTools: ['bench.*'],
-    deniedTools: [],
-    maxRiskClass: 'LOW',
-    permissions: [],
-    updatedBy: 'user:admin',
-    updatedAt: now,
-    version: 1,
-  });
-  await store.collection(tenantPolicies).raw.replaceOne({ _id: scope.tenant }, defaultTenantPolicy(scope.tenant, now), { upsert: true });
-  const descriptor = ToolDescriptor.parse({
-    ...scope,
-    toolId,
-    toolVersion: '1',
-    kind: 'Mcp',
-    providerToolName: 'echo',
-    description: 'The benchmark echo.',
-    inputSchemaJson: JSON.stringify({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }),
-    definitionHash: 'b'.repeat(64),
-    sideEffectClass: 'READ',
-    riskClass: 'LOW',
-    idempotency: 'NATURAL',
-    authorization: { permissions: [], roles: [] },
-    secretDependencies: [],
-    timeoutMs: 20_000,
-    retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 },
-    rateLimits: [],
-    auditRequirements: { argumentsHash: true, resultHash: true },
-    sandboxKind: 'Process',
-    mcpServerId: serverId,
-    healthy: true,
-    active: true,
-    boundBy: 'user:admin',
-    boundAt: now,
-    updatedAt: now,
-    version: 1,
-  });
-  const descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
-  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
-  return descriptor;
+  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['bench.*'], { maxRiskClass: 'LOW' }));
+  await putTenantPolicy(store, defaultTenantPolicy(scope.tenant, new Date().toISOString()));
+  const descriptor = testDescriptor(
+    { scope, toolId, providerToolName: 'echo', mcpServerId: serverId, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    { description: 'The benchmark echo.', definitionHash: 'b'.repeat(64), retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 } },
+  );
+  return putDescriptor(await openKv(messaging, descriptorBucket, ToolDescriptor), descriptor);
 }
 
 /** The MCP server document of the echo fixture, counting into `countFile`. */
 export function echoServerDocument(tool: BenchTool, countFile: string): McpServer {
-  const now = new Date().toISOString();
-  return McpServer.parse({
-    serverId: tool.serverId,
-    ...tool.scope,
-    name: 'bench-echo',
-    direction: 'Consumed',
-    transport: 'Stdio',
-    command: { executable: process.execPath, args: [echoServerPath], env: [{ name: 'COUNT_FILE', value: countFile }] },
-    authentication: 'None',
-    governancePolicyRef: 'default',
-    state: 'Active',
-    health: { consecutiveFailures: 0 },
-    registeredBy: 'user:admin',
-    registeredAt: now,
-    updatedAt: now,
-    version: 1,
-  });
+  return stdioServerDocument({ serverId: tool.serverId, scope: tool.scope, name: 'bench-echo' }, { args: [echoServerPath], env: [{ name: 'COUNT_FILE', value: countFile }] });
 }
 
 /** Stands in for the registry's `getServer` (the adapter caches the answer for 30 s). */
 export function serveRegistryStandIn(messaging: Messaging, server: McpServer): Promise<ServeHandle> {
-  return serve(messaging, {
-    subject: commandFilter('registry', { operation: 'getServer' }),
+  return serveStandInRegistry(messaging, {
     queue: 'bench-registry',
-    requestSchema: ServerRequest,
-    replySchema: ServerReply,
-    handler: (request) => {
-      if (request.serverId !== server.serverId) return Promise.reject(new Error(`unknown server ${request.serverId}`));
-      return Promise.resolve({ server });
+    serverFor: (serverId) => {
+      if (serverId !== server.serverId) throw new Error(`unknown server ${serverId}`);
+      return server;
     },
   });
 }

@@ -1,8 +1,8 @@
 // The tool adapter's operator commands in-process against real NATS and FerretDB: agent profile and tenant policy
 // CRUD with version guards and operator tokens, a policy written over request/reply taking effect on the next call,
 // and the reconciliation of a call that a redelivery after a crash ended Uncertain.
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,15 +11,10 @@ import {
   InvocationReply,
   InvocationRequest,
   LifecycleEvent,
-  McpServer,
   POLICY_ADMIN_ROLE,
-  ServerReply,
-  ServerRequest,
   ToolDescriptor,
   adapterCommandSchemas,
-  commandFilter,
   commandSubject,
-  descriptorKey,
   eventFilter,
   hasErrorCode,
   invocationReplySubject,
@@ -33,10 +28,10 @@ import {
   type TenantPolicyInput,
   type TenantPolicyReply,
 } from '@toolplane/contracts';
-import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { runCli, type CliIo } from '@toolplane/cli';
-import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { FixtureServer } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
@@ -57,6 +52,19 @@ import {
   type PipelineState,
   type StageOutcome,
 } from '../src/mod.js';
+import {
+  adapterTestEnv,
+  agentContextToken,
+  countFileOf,
+  countedExecutions,
+  fixtureServerDocument,
+  operatorClaims,
+  operatorToken,
+  putDescriptor,
+  receiptSigningKey,
+  serveStandInRegistry,
+  testDescriptor,
+} from '../src/testing.js';
 
 const infra = testScope('adapter_commands');
 /**
@@ -87,33 +95,21 @@ beforeAll(async () => {
   tenantKey = await generateSigningKeyPair('tenant-1');
   // Same kid, another key: what a forger without the tenant's private key can make.
   forgerKey = await generateSigningKeyPair('tenant-1');
-  const receiptKeys = generateKeyPairSync('ed25519');
+  const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
   receiptPrivateKey = receiptKeys.privateKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-commands-'));
-  adapter = await startService(toolAdapterService, {
-    NATS_URL: nats.url,
-    MONGODB_URL: infra.mongoUrl,
-    MONGODB_DATABASE: infra.dbName,
-    HTTP_PORT: '0',
-    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
-    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [tenantKey.publicJwk] }),
-    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
-    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
-  });
+  adapter = await startService(
+    toolAdapterService,
+    adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [tenantKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: receiptKeyId }),
+  );
   messaging = await connectMessaging({ url: nats.url, name: 'adapter-commands-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-commands-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the counting fixture of the asking workspace.
-  registry = await serve(messaging, {
-    subject: commandFilter('registry', { tenant, operation: 'getServer' }),
-    queue: 'test-registry',
-    requestSchema: ServerRequest,
-    replySchema: ServerReply,
-    handler: (request, context) => {
-      const [, , , subjectTenant, workspace] = context.subject.split('.');
-      return Promise.resolve({ server: fixtureServer({ tenant: subjectTenant ?? '', workspace: workspace ?? '' }, request.serverId) });
-    },
+  registry = await serveStandInRegistry(messaging, {
+    tenant,
+    serverFor: (serverId, scope) => fixtureServerDocument({ serverId, scope, name: 'fixture' }, FixtureServer.countingEcho, countFileOf(tmp, scope)),
   });
 }, 60_000);
 
@@ -134,16 +130,12 @@ function newWorkspace(): Scope {
   return scope;
 }
 
-function operator(scope: Scope, roles: string[], principal = 'user:ada@example.com'): OperatorClaims {
-  return { kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal, roles };
-}
-
 function tokenOf(claims: OperatorClaims, key: SigningKeyPair = tenantKey): Promise<string> {
-  return issueToken(claims, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+  return operatorToken(key, claims);
 }
 
-const adminOf = (scope: Scope) => tokenOf(operator(scope, [POLICY_ADMIN_ROLE]));
-const readerOf = (scope: Scope) => tokenOf(operator(scope, ['approver'], 'user:rita@example.com'));
+const adminOf = (scope: Scope) => tokenOf(operatorClaims(scope, [POLICY_ADMIN_ROLE]));
+const readerOf = (scope: Scope) => tokenOf(operatorClaims(scope, ['approver'], 'user:rita@example.com'));
 
 type Operation = Exclude<keyof typeof adapterCommandSchemas, 'effectiveTools' | 'lookupInvocation'>;
 type Body<O extends Operation> = z.input<(typeof adapterCommandSchemas)[O]['request']>;
@@ -181,70 +173,17 @@ function policyInput(overrides: Partial<TenantPolicyInput> = {}): TenantPolicyIn
   return { ...defaults, ...overrides };
 }
 
-function fixtureServer(scope: Scope, serverId: string): McpServer {
-  const now = new Date().toISOString();
-  return McpServer.parse({
-    serverId,
-    ...scope,
-    name: 'fixture',
-    direction: 'Consumed',
-    transport: 'Stdio',
-    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
-    authentication: 'None',
-    governancePolicyRef: 'default',
-    state: 'Active',
-    health: { consecutiveFailures: 0 },
-    registeredBy: 'user:admin',
-    registeredAt: now,
-    updatedAt: now,
-    version: 1,
-  });
-}
-
-function countFileOf(scope: Scope): string {
-  return path.join(tmp, `count-${scope.workspace}`);
-}
-
-async function executions(scope: Scope): Promise<number> {
-  try {
-    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
-  } catch {
-    return 0;
-  }
+function executions(scope: Scope): Promise<number> {
+  return countedExecutions(countFileOf(tmp, scope));
 }
 
 /** Writes a descriptor of the fixture's count_calls into the registry's read model. */
 async function bindTool(scope: Scope, toolId: string, overrides: Partial<ToolDescriptor> = {}): Promise<ToolDescriptor> {
-  const now = new Date().toISOString();
-  const descriptor = ToolDescriptor.parse({
-    ...scope,
-    toolId,
-    toolVersion: '1',
-    kind: 'Mcp',
-    providerToolName: 'count_calls',
-    description: 'Counts its calls.',
-    inputSchemaJson: JSON.stringify({ type: 'object', properties: { n: { type: 'integer' } } }),
-    definitionHash: 'a'.repeat(64),
-    sideEffectClass: 'READ',
-    riskClass: 'LOW',
-    idempotency: 'NATURAL',
-    authorization: { permissions: [], roles: [] },
-    secretDependencies: [],
-    timeoutMs: 20_000,
-    retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
-    rateLimits: [],
-    auditRequirements: { argumentsHash: true, resultHash: true },
-    sandboxKind: 'Process',
-    mcpServerId: serverIds.get(scope.workspace),
-    healthy: true,
-    active: true,
-    boundBy: 'user:admin',
-    boundAt: now,
-    updatedAt: now,
-    version: 1,
-    ...overrides,
-  });
-  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  const descriptor = testDescriptor(
+    { scope, toolId, providerToolName: 'count_calls', mcpServerId: serverIds.get(scope.workspace), inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } },
+    { description: 'Counts its calls.', ...overrides },
+  );
+  await putDescriptor(descriptors, descriptor);
   boundTools.set(`${scope.workspace} ${toolId}`, descriptor);
   return descriptor;
 }
@@ -259,7 +198,7 @@ async function preparedWorkspace(): Promise<Scope> {
 }
 
 async function invoke(scope: Scope, toolId: string, idempotencyKey: string, replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`): Promise<InvocationReply> {
-  const contextToken = await issueToken({ kind: 'agent', ...scope, principal: 'user:alice@example.com', agentId, agentRevision: '7' }, tenantKey.privateKey, { kid: tenantKey.kid, expiresIn: '5m' });
+  const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: 'user:alice@example.com' });
   const body = InvocationRequest.parse({ toolId, arguments: { n: 1 }, idempotencyKey, correlationId: 'run-1', contextToken, replyInbox });
   const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: 30_000 });
   await messaging.connection.flush();
@@ -383,9 +322,9 @@ describe('operator tokens on the commands', () => {
     expect(await refusal(command(scope, 'reconcile', { toolCallId: randomUUID(), outcome: 'failed', reason: 'checked' }, reader))).toMatch(/^AUTHORIZATION_DENIED: /);
 
     expect(await refusal(command(scope, 'getAgentProfile', { agentId: 'agent-a' }, undefined))).toBe('AUTHENTICATION_FAILED: no operator token: send one as "Authorization: Bearer <token>"');
-    const forged = await tokenOf(operator(scope, [POLICY_ADMIN_ROLE]), forgerKey);
+    const forged = await tokenOf(operatorClaims(scope, [POLICY_ADMIN_ROLE]), forgerKey);
     expect(await refusal(command(scope, 'putAgentProfile', { profile: profileInput('agent-a') }, forged))).toBe('AUTHENTICATION_FAILED: token refused: the signature does not verify');
-    const elsewhere = await tokenOf(operator(newWorkspace(), [POLICY_ADMIN_ROLE]));
+    const elsewhere = await tokenOf(operatorClaims(newWorkspace(), [POLICY_ADMIN_ROLE]));
     expect(await refusal(command(scope, 'getAgentProfile', { agentId: 'agent-a' }, elsewhere))).toBe(`AUTHENTICATION_FAILED: token refused: it does not cover workspace ${scope.workspace}`);
     expect(await refusal(command(scope, 'deleteAgentProfile', { agentId: 'agent-a' }, elsewhere))).toMatch(/^AUTHENTICATION_FAILED: /);
     // Nothing those requests asked for happened.

@@ -4,9 +4,9 @@
 // has: descriptors in the registry's KV read model, a stand-in for the registry's getServer responder (fixture MCP
 // servers counting their executions in a file per workspace), signed context tokens, replies and stored events.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,25 +14,31 @@ import {
   InvocationReply,
   InvocationRequest,
   LifecycleEvent,
-  McpServer,
-  ServerReply,
-  ServerRequest,
   ToolDescriptor,
-  commandFilter,
-  descriptorKey,
   invocationReplySubject,
   invocationRequestMsgId,
   invocationRequestSubject,
   streams,
-  type AgentProfile,
   type Scope,
 } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { freePort } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, descriptorBucket, invocationDocumentId, toolInvocations, type StoredInvocation } from '../src/mod.js';
+import { descriptorBucket, invocationDocumentId, toolInvocations, type StoredInvocation } from '../src/mod.js';
+import {
+  agentContextToken,
+  agentProfileDocument,
+  countFileOf,
+  countedExecutions,
+  fixtureServerDocument,
+  insertAgentProfile,
+  putDescriptor,
+  receiptSigningKey,
+  serveStandInRegistry,
+  testDescriptor,
+} from '../src/testing.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const binDir = path.join(repoRoot, '.local/bin');
@@ -248,7 +254,7 @@ export class AdapterHarness {
     this.#registry = parts.registry;
     this.#agentKey = parts.agentKey;
     this.#dir = parts.dir;
-    this.#receiptKey = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+    this.#receiptKey = receiptSigningKey().setting;
   }
 
   /** Connects to NATS and MongoDB, opens the descriptor read model and answers the registry's getServer. */
@@ -259,15 +265,12 @@ export class AdapterHarness {
     const descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
     const agentKey = await generateSigningKeyPair('acme-agent-1');
     const servers = new Map<string, { readonly kind: FixtureKind; readonly scope: Scope }>();
-    const registry = await serve(messaging, {
-      subject: commandFilter('registry', { operation: 'getServer' }),
-      queue: 'test-registry',
-      requestSchema: ServerRequest,
-      replySchema: ServerReply,
-      handler: (request) => {
-        const known = servers.get(request.serverId);
-        if (known === undefined) throw new Error(`no server ${request.serverId}`);
-        return Promise.resolve({ server: fixtureServer(request.serverId, known.scope, known.kind, countFileIn(dir, known.scope)) });
+    const registry = await serveStandInRegistry(messaging, {
+      serverFor: (serverId) => {
+        const known = servers.get(serverId);
+        if (known === undefined) throw new Error(`no server ${serverId}`);
+        const fixture = known.kind === 'counting' ? FixtureServer.countingEcho : FixtureServer.hostile;
+        return fixtureServerDocument({ serverId, scope: known.scope, name: known.kind }, fixture, countFileOf(dir, known.scope));
       },
     });
     return new AdapterHarness(options, { messaging, store, descriptors, registry, agentKey, dir, servers });
@@ -303,9 +306,7 @@ export class AdapterHarness {
   /** A fresh workspace with the agent's profile (fixture.* allowed). */
   async freshScope(tenant = harnessTenant): Promise<Scope> {
     const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
-    const now = new Date().toISOString();
-    const profile: AgentProfile = { ...scope, agentId: harnessAgent, allowedTools: ['fixture.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], updatedBy: 'user:admin', updatedAt: now, version: 1 };
-    await this.store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, harnessAgent) });
+    await insertAgentProfile(this.store, agentProfileDocument(scope, harnessAgent, ['fixture.*']));
     return scope;
   }
 
@@ -316,42 +317,12 @@ export class AdapterHarness {
       serverId = randomUUID();
       this.#servers.set(serverId, { kind, scope });
     }
-    const now = new Date().toISOString();
-    const descriptor = ToolDescriptor.parse({
-      ...scope,
-      toolId,
-      toolVersion: '1',
-      kind: 'Mcp',
-      providerToolName,
-      description: `The fixture's ${providerToolName}.`,
-      inputSchemaJson: JSON.stringify({ type: 'object' }),
-      definitionHash: 'a'.repeat(64),
-      sideEffectClass: 'READ',
-      riskClass: 'LOW',
-      idempotency: 'NATURAL',
-      authorization: { permissions: [], roles: [] },
-      secretDependencies: [],
-      timeoutMs: 20_000,
-      retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
-      rateLimits: [],
-      auditRequirements: { argumentsHash: true, resultHash: true },
-      sandboxKind: 'Process',
-      mcpServerId: serverId,
-      healthy: true,
-      active: true,
-      boundBy: 'user:admin',
-      boundAt: now,
-      updatedAt: now,
-      version: 1,
-      ...overrides,
-    });
-    await this.#descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
-    return descriptor;
+    return putDescriptor(this.#descriptors, testDescriptor({ scope, toolId, providerToolName, mcpServerId: serverId }, overrides));
   }
 
   /** A context token of the harness's agent for `scope`. */
   async contextToken(scope: Scope): Promise<string> {
-    return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId: harnessAgent, agentRevision: '7' }, this.#agentKey.privateKey, { kid: this.#agentKey.kid, expiresIn: '10m' });
+    return agentContextToken(this.#agentKey, scope, { agentId: harnessAgent }, '10m');
   }
 
   /** Publishes a request (subscribed to its reply inbox first) over `via` (default the harness's connection); `msgId` defaults to the request's own. */
@@ -389,11 +360,7 @@ export class AdapterHarness {
 
   /** How many lines `label` the fixture servers of `scope` wrote to their count file (count_calls, slow-started …). */
   async executions(scope: Scope, label = 'count_calls'): Promise<number> {
-    try {
-      return (await readFile(countFileIn(this.#dir, scope), 'utf8')).split('\n').filter((line) => line === label).length;
-    } catch {
-      return 0;
-    }
+    return countedExecutions(countFileOf(this.#dir, scope), label);
   }
 
   /** The stored invocation under `idempotencyKey`, if any. */
@@ -424,28 +391,4 @@ export class AdapterHarness {
     await this.store.close();
     await rm(this.#dir, { recursive: true, force: true });
   }
-}
-
-function countFileIn(dir: string, scope: Scope): string {
-  return path.join(dir, `count-${scope.workspace}`);
-}
-
-function fixtureServer(serverId: string, scope: Scope, kind: FixtureKind, countFile: string): McpServer {
-  const now = new Date().toISOString();
-  return McpServer.parse({
-    serverId,
-    ...scope,
-    name: kind,
-    direction: 'Consumed',
-    transport: 'Stdio',
-    command: { executable: process.execPath, args: [fixtureServerPath(kind === 'counting' ? FixtureServer.countingEcho : FixtureServer.hostile)], env: [{ name: 'COUNT_FILE', value: countFile }] },
-    authentication: 'None',
-    governancePolicyRef: 'default',
-    state: 'Active',
-    health: { consecutiveFailures: 0 },
-    registeredBy: 'user:admin',
-    registeredAt: now,
-    updatedAt: now,
-    version: 1,
-  });
 }

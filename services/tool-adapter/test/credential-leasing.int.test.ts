@@ -4,8 +4,8 @@
 // environment variable; Streamable HTTP: in headers), requests on the invocation work queue, events on the stream.
 // NATS is a private nats-server: the work queue's durable consumer is one per stream, and the other in-process
 // adapter tests of this workspace would otherwise take this file's requests (and it theirs).
-import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,31 +14,42 @@ import {
   InvocationReply,
   InvocationRequest,
   LifecycleEvent,
-  McpServer,
   POLICY_ADMIN_ROLE,
-  ServerReply,
-  ServerRequest,
   ToolDescriptor,
-  commandFilter,
   commandSubject,
-  descriptorKey,
   eventFilter,
   invocationReplySubject,
   invocationRequestMsgId,
   invocationRequestSubject,
   secretBrokerContracts,
-  type AgentProfile,
+  type McpServer,
   type Scope,
 } from '@toolplane/contracts';
-import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { FixtureServer, fixtureServerPath, startHttpFixture, type HttpServerProcess } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { secretBrokerService } from '@toolplane/secret-broker';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
-import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService, toolInvocations } from '../src/mod.js';
+import { descriptorBucket, toolAdapterService, toolInvocations } from '../src/mod.js';
+import {
+  agentContextToken,
+  agentProfileDocument,
+  countFileOf,
+  countedExecutions,
+  fixtureServerDocument,
+  httpServerDocument,
+  insertAgentProfile,
+  operatorClaims,
+  operatorToken,
+  putDescriptor,
+  receiptSigningKey,
+  serveStandInRegistry,
+  stdioServerDocument,
+  testDescriptor,
+} from '../src/testing.js';
 import { startNatsServer, type NatsServer } from './adapter-harness.js';
 
 const infra = testScope('credlease');
@@ -82,7 +93,7 @@ beforeAll(async () => {
   adapter = await startService(toolAdapterService, {
     ...common,
     TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
-    ADAPTER_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    ADAPTER_SIGNING_KEY: receiptSigningKey().setting,
     TOOL_ADAPTER_SECRET_KEY: adapterKeys.privateKey,
     ADAPTER_SECRET_BROKER_TIMEOUT_MS: '1000',
   });
@@ -90,18 +101,12 @@ beforeAll(async () => {
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-credentials-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   httpFixture = await startHttpFixture(FixtureServer.secretEcho);
-  registry = await serve(messaging, {
-    subject: commandFilter('registry', { operation: 'getServer' }),
+  registry = await serveStandInRegistry(messaging, {
     queue: `test-registry-${infra.prefix}`,
-    requestSchema: ServerRequest,
-    replySchema: ServerReply,
-    handler: (request, context) => {
-      const [, , , subjectTenant, workspace] = context.subject.split('.');
-      const scope = { tenant: subjectTenant ?? '', workspace: workspace ?? '' };
-      if (request.serverId === httpServerId) return Promise.resolve({ server: httpServer(scope) });
-      const server = stdioServer(scope, request.serverId);
-      if (request.serverId !== plainServerId) return Promise.resolve({ server });
-      return Promise.resolve({ server: McpServer.parse({ ...server, command: { ...server.command, env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] } }) });
+    serverFor: (serverId, scope) => {
+      if (serverId === httpServerId) return httpServer(scope);
+      if (serverId === plainServerId) return fixtureServerDocument({ serverId, scope, name: 'vault' }, FixtureServer.secretEcho, countFileOf(tmp, scope));
+      return stdioServer(scope, serverId);
     },
   });
 }, 60_000);
@@ -117,49 +122,30 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-const serverBase = (scope: Scope, serverId: string) => {
-  const now = new Date().toISOString();
-  return { serverId, ...scope, name: 'vault', direction: 'Consumed', authentication: 'None', governancePolicyRef: 'default', state: 'Active', health: { consecutiveFailures: 0 }, registeredBy: 'user:admin', registeredAt: now, updatedAt: now, version: 1 };
-};
-
 /** The secret-echo fixture over stdio: ECHO_TOKEN from connection `echo-token`, a plain COUNT_FILE. */
 function stdioServer(scope: Scope, serverId: string): McpServer {
-  return McpServer.parse({
-    ...serverBase(scope, serverId),
-    transport: 'Stdio',
-    command: {
-      executable: process.execPath,
+  return stdioServerDocument(
+    { serverId, scope, name: 'vault' },
+    {
       args: [fixtureServerPath(FixtureServer.secretEcho)],
       env: [
         { name: 'ECHO_TOKEN', connectionRef: 'echo-token' },
-        { name: 'COUNT_FILE', value: countFileOf(scope) },
+        { name: 'COUNT_FILE', value: countFileOf(tmp, scope) },
       ],
     },
-  });
+  );
 }
 
 /** The secret-echo fixture over HTTP: header X-Echo-Token from `echo-token`, Authorization from the server's own `server-auth`. */
 function httpServer(scope: Scope): McpServer {
-  return McpServer.parse({
-    ...serverBase(scope, httpServerId),
-    name: 'vault-http',
-    transport: 'StreamableHttp',
-    endpointUrl: httpFixture.url,
-    headers: [{ name: 'X-Echo-Token', connectionRef: 'echo-token' }],
-    connectionRef: 'server-auth',
-  });
+  return httpServerDocument(
+    { serverId: httpServerId, scope, name: 'vault-http' },
+    { endpointUrl: httpFixture.url, headers: [{ name: 'X-Echo-Token', connectionRef: 'echo-token' }], connectionRef: 'server-auth' },
+  );
 }
 
-function countFileOf(scope: Scope): string {
-  return path.join(tmp, `count-${scope.workspace}`);
-}
-
-async function executions(scope: Scope): Promise<number> {
-  try {
-    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line.startsWith('reveal_')).length;
-  } catch {
-    return 0;
-  }
+function executions(scope: Scope): Promise<number> {
+  return countedExecutions(countFileOf(tmp, scope), (line) => line.startsWith('reveal_'));
 }
 
 let workspaces = 0;
@@ -168,63 +154,21 @@ async function freshScope(): Promise<Scope> {
   workspaces += 1;
   const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  const profile: AgentProfile = {
-    ...scope,
-    agentId,
-    allowedTools: ['vault.*'],
-    deniedTools: [],
-    maxRiskClass: 'HIGH',
-    permissions: [],
-    updatedBy: 'user:admin',
-    updatedAt: new Date().toISOString(),
-    version: 1,
-  };
-  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['vault.*']));
   await bindTool(scope, 'vault.reveal', 'reveal_env', ['echo-token']);
   return scope;
 }
 
 async function bindTool(scope: Scope, toolId: string, providerToolName: string, secretDependencies: string[], overrides: Partial<ToolDescriptor> = {}): Promise<void> {
-  const now = new Date().toISOString();
-  const descriptor = ToolDescriptor.parse({
-    ...scope,
-    toolId,
-    toolVersion: '1',
-    kind: 'Mcp',
-    providerToolName,
-    description: `The fixture's ${providerToolName}.`,
-    inputSchemaJson: JSON.stringify({ type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }),
-    definitionHash: 'b'.repeat(64),
-    sideEffectClass: 'READ',
-    riskClass: 'LOW',
-    idempotency: 'NATURAL',
-    authorization: { permissions: [], roles: [] },
-    secretDependencies,
-    timeoutMs: 20_000,
-    retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
-    rateLimits: [],
-    auditRequirements: { argumentsHash: true, resultHash: true },
-    sandboxKind: 'Process',
-    mcpServerId: serverIds.get(scope.workspace),
-    healthy: true,
-    active: true,
-    boundBy: 'user:admin',
-    boundAt: now,
-    updatedAt: now,
-    version: 1,
-    ...overrides,
-  });
-  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  const inputSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+  await putDescriptor(descriptors, testDescriptor({ scope, toolId, providerToolName, mcpServerId: serverIds.get(scope.workspace), inputSchema }, { definitionHash: 'b'.repeat(64), secretDependencies, ...overrides }));
 }
 
 type Operation = keyof typeof secretBrokerContracts;
 /** One secret-broker operation in a scope, as the CLI sends it: with an operator token (policy-admin) of the scope. */
 async function secrets<K extends Operation>(scope: Scope, operation: K, body: z.input<(typeof secretBrokerContracts)[K]['request']>): Promise<z.output<(typeof secretBrokerContracts)[K]['reply']>> {
   const contract = secretBrokerContracts[operation];
-  const token = await issueToken({ kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal: 'user:vault-admin', roles: [POLICY_ADMIN_ROLE] }, operatorKey.privateKey, {
-    kid: operatorKey.kid,
-    expiresIn: '10m',
-  });
+  const token = await operatorToken(operatorKey, operatorClaims(scope, [POLICY_ADMIN_ROLE], 'user:vault-admin'), '10m');
   return request(messaging, {
     subject: commandSubject(scope, 'secrets', operation),
     requestSchema: contract.request,
@@ -245,8 +189,8 @@ function forms(secret: string): string[] {
   return [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url'), encodeURIComponent(secret)];
 }
 
-async function contextToken(scope: Scope): Promise<string> {
-  return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId, agentRevision: '1' }, agentKey.privateKey, { kid: agentKey.kid, expiresIn: '5m' });
+function contextToken(scope: Scope): Promise<string> {
+  return agentContextToken(agentKey, scope, { agentId, agentRevision: '1' });
 }
 
 async function invoke(scope: Scope, toolId: string, args: Record<string, unknown>, idempotencyKey: string): Promise<InvocationReply> {
@@ -447,7 +391,7 @@ describe('an adapter without a sealing key', () => {
     // A tool whose server names no connection needs no lease and runs as before.
     const plain = await invoke(scope, 'vault.plain', { name: 'COUNT_FILE' }, 'no-key-plain');
     expect(plain.ok && plain.data.status).toBe('SUCCESS');
-    expect(plain.ok && plain.data.structuredContent).toMatchObject({ present: true, value: countFileOf(scope) });
+    expect(plain.ok && plain.data.structuredContent).toMatchObject({ present: true, value: countFileOf(tmp, scope) });
     expect(await executions(scope)).toBe(1);
   });
 });

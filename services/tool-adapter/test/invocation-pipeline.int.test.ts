@@ -1,8 +1,8 @@
 // The tool adapter in-process against real NATS and FerretDB: descriptors in the registry's KV read model, a
 // stand-in for the registry's getServer responder, the counting-echo fixture MCP server over stdio, requests on
 // the invocation work queue with signed context tokens, replies on the runtime's inbox, events on the stream.
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,13 +16,9 @@ import {
   commandSubject,
   InvocationRequest,
   LifecycleEvent,
-  McpServer,
-  ServerReply,
-  ServerRequest,
   TenantPolicy,
   ToolDescriptor,
   commandFilter,
-  descriptorKey,
   eventFilter,
   invocationReplySubject,
   invocationRequestMsgId,
@@ -32,12 +28,12 @@ import {
   streams,
   ToolplaneError,
   adapterOperations,
-  type AgentProfile,
   type ApprovalRequested,
+  type McpServer,
   type Scope,
 } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer, everythingStdioTarget, fixtureServerPath } from '@toolplane/mcp/testing';
+import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer, everythingStdioTarget } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -53,7 +49,6 @@ import {
   invocationDocumentId,
   receiptSigner,
   receiveInvocation,
-  tenantPolicies,
   toolAdapterConsumers,
   toolAdapterService,
   toolInvocations,
@@ -61,6 +56,21 @@ import {
   type PipelineState,
   type StageOutcome,
 } from '../src/mod.js';
+import {
+  adapterTestEnv,
+  agentContextToken,
+  agentProfileDocument,
+  countFileOf,
+  countedExecutions,
+  fixtureServerDocument,
+  insertAgentProfile,
+  putDescriptor,
+  putTenantPolicy,
+  receiptSigningKey,
+  serveStandInRegistry,
+  stdioServerDocument,
+  testDescriptor,
+} from '../src/testing.js';
 
 const infra = testScope('adapter');
 /**
@@ -93,44 +103,25 @@ let approvalService: ServeHandle;
 const approvalRequests = new Map<string, ApprovalRequested>();
 const consumedApprovals: string[] = [];
 let tmp: string;
-let countFile: string;
 
 beforeAll(async () => {
   nats = await startNatsServer();
   agentKey = await generateSigningKeyPair('acme-agent-1');
-  const receiptKeys = generateKeyPairSync('ed25519');
+  const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
   receiptPrivateKey = receiptKeys.privateKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
-  countFile = path.join(tmp, 'count');
-  adapterEnv = {
-    NATS_URL: nats.url,
-    MONGODB_URL: infra.mongoUrl,
-    MONGODB_DATABASE: infra.dbName,
-    HTTP_PORT: '0',
-    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
-    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
-    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
-    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
-  };
+  adapterEnv = adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [agentKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: receiptKeyId });
   adapter = await startService(toolAdapterService, adapterEnv);
   messaging = await connectMessaging({ url: nats.url, name: 'adapter-int-test' });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-int-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the fixture server of the asking workspace.
-  registry = await serve(messaging, {
-    subject: commandFilter('registry', { operation: 'getServer' }),
-    queue: 'test-registry',
-    requestSchema: ServerRequest,
-    replySchema: ServerReply,
-    handler: async (request, context) => {
-      const [, , , , workspace] = context.subject.split('.');
-      const scope = { tenant, workspace: workspace ?? '' };
-      if (request.serverId === hostileServerId) {
-        const server = fixtureServer(scope, hostileServerId);
-        return Promise.resolve({ server: McpServer.parse({ ...server, name: 'hostile', command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.hostile)], env: [] } }) });
-      }
-      return Promise.resolve({ server: request.serverId === everythingServerId ? everythingServer(scope) : fixtureServer(scope, request.serverId) });
+  registry = await serveStandInRegistry(messaging, {
+    serverFor: (serverId, scope) => {
+      if (serverId === hostileServerId) return fixtureServerDocument({ serverId, scope, name: 'hostile' }, FixtureServer.hostile);
+      if (serverId === everythingServerId) return everythingServer(scope);
+      return fixtureServerDocument({ serverId, scope, name: 'fixture' }, FixtureServer.countingEcho, countFileOf(tmp, scope));
     },
   });
   // Stands in for the approval service's consume: single use, bound to the request hash and tool version.
@@ -190,19 +181,7 @@ async function freshScope(): Promise<Scope> {
   workspaces += 1;
   const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  const now = new Date().toISOString();
-  const profile: AgentProfile = {
-    ...scope,
-    agentId,
-    allowedTools: ['fixture.*'],
-    deniedTools: [],
-    maxRiskClass: 'HIGH',
-    permissions: [],
-    updatedBy: 'user:admin',
-    updatedAt: now,
-    version: 1,
-  };
-  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['fixture.*']));
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
   // One call a day for the whole workspace: the second call in a test is over the limit.
@@ -213,85 +192,28 @@ async function freshScope(): Promise<Scope> {
   return scope;
 }
 
-function fixtureServer(scope: Scope, serverId: string): McpServer {
-  const now = new Date().toISOString();
-  return McpServer.parse({
-    serverId,
-    ...scope,
-    name: 'fixture',
-    direction: 'Consumed',
-    transport: 'Stdio',
-    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
-    authentication: 'None',
-    governancePolicyRef: 'default',
-    state: 'Active',
-    health: { consecutiveFailures: 0 },
-    registeredBy: 'user:admin',
-    registeredAt: now,
-    updatedAt: now,
-    version: 1,
-  });
-}
-
 function everythingServer(scope: Scope): McpServer {
   const target = everythingStdioTarget();
-  return McpServer.parse({
-    ...fixtureServer(scope, everythingServerId),
-    name: 'everything',
-    command: { executable: target.command, args: [...(target.args ?? [])], env: [] },
-  });
+  return stdioServerDocument({ serverId: everythingServerId, scope, name: 'everything' }, { executable: target.command, args: target.args ?? [] });
 }
 
-function countFileOf(scope: Scope): string {
-  return `${countFile}-${scope.workspace}`;
+function executions(scope: Scope): Promise<number> {
+  return countedExecutions(countFileOf(tmp, scope));
 }
 
-async function executions(scope: Scope): Promise<number> {
-  try {
-    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
-  } catch {
-    return 0;
-  }
-}
-
-/** Writes a READ descriptor into the read model the way the registry does (one KV entry per version). */
+/** Writes a READ descriptor (two attempts) into the read model the way the registry does (one KV entry per version). */
 async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<ToolDescriptor> {
-  const now = new Date().toISOString();
-  const descriptor = ToolDescriptor.parse({
-    ...scope,
-    toolId,
-    toolVersion: '1',
-    kind: 'Mcp',
-    providerToolName,
-    description: `The fixture's ${providerToolName}.`,
-    inputSchemaJson: JSON.stringify(inputSchema),
-    definitionHash: 'a'.repeat(64),
-    sideEffectClass: 'READ',
-    riskClass: 'LOW',
-    idempotency: 'NATURAL',
-    authorization: { permissions: [], roles: [] },
-    secretDependencies: [],
-    timeoutMs: 20_000,
-    retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 },
-    rateLimits: [],
-    auditRequirements: { argumentsHash: true, resultHash: true },
-    sandboxKind: 'Process',
-    mcpServerId: serverIds.get(scope.workspace),
-    healthy: true,
-    active: true,
-    boundBy: 'user:admin',
-    boundAt: now,
-    updatedAt: now,
-    version: 1,
-    ...overrides,
-  });
-  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  const descriptor = testDescriptor(
+    { scope, toolId, providerToolName, mcpServerId: serverIds.get(scope.workspace), inputSchema },
+    { retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 }, ...overrides },
+  );
+  await putDescriptor(descriptors, descriptor);
   boundTools.set(`${scope.workspace} ${toolId}`, descriptor);
   return descriptor;
 }
 
-async function contextToken(scope: Scope, key: SigningKeyPair = agentKey): Promise<string> {
-  return issueToken({ kind: 'agent', ...scope, principal: 'user:alice@acme.example', agentId, agentRevision: '7' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+function contextToken(scope: Scope, key: SigningKeyPair = agentKey): Promise<string> {
+  return agentContextToken(key, scope, { agentId });
 }
 
 function newInbox(): string {
@@ -477,7 +399,7 @@ describe('the tool adapter', () => {
     await bindTool(scope, 'fixture.killed', 'count_calls', { type: 'object' });
     // The default policy plus one kill switch that only this tool matches (the tenant is shared by these tests).
     const policy = { ...defaultTenantPolicy(tenant, new Date().toISOString()), killSwitches: [{ target: 'TOOL' as const, tools: 'fixture.killed', reason: 'incident 42', engagedBy: 'user:admin', engagedAt: new Date().toISOString() }] };
-    await store.collection(tenantPolicies).raw.replaceOne({ _id: tenant }, TenantPolicy.parse(policy), { upsert: true });
+    await putTenantPolicy(store, TenantPolicy.parse(policy));
     const reply = await invoke(scope, { toolId: 'fixture.killed', arguments: {}, idempotencyKey: 'killed' });
     expect(reply.ok && reply.data.status).toBe('DENIED');
     expect(reply.ok && reply.data.receipt.failure?.code).toBe('AUTHORIZATION_DENIED');

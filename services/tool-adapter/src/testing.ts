@@ -1,0 +1,240 @@
+// Test support for the adapter's tests, its benchmark and the end-to-end tests (`@toolplane/tool-adapter/testing`):
+// what a governed call needs around the adapter (a descriptor in the registry's KV read model, a stand-in for the
+// registry's getServer, server documents of fixture MCP servers counting their executions in a file, agent profiles
+// and tenant policies in the adapter's database, signed tokens, the adapter's settings). Not for production code:
+// main.ts and service.ts never import it.
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  McpServer,
+  ServerReply,
+  ServerRequest,
+  ToolDescriptor,
+  commandFilter,
+  descriptorKey,
+  scopeOfSubject,
+  type AgentProfile,
+  type McpServerSetting,
+  type OperatorClaims,
+  type Scope,
+  type TenantPolicy,
+} from '@toolplane/contracts';
+import { issueToken, type Lifetime, type SigningKeyPair } from '@toolplane/auth';
+import { fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
+import { serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import type { Store } from '@toolplane/store';
+import { agentProfileId, agentProfiles, tenantPolicies } from './collections.js';
+
+/** What a test descriptor is about; everything else has the defaults of `testDescriptor`. */
+export interface TestTool {
+  readonly scope: Scope;
+  readonly toolId: string;
+  /** The tool's name on its MCP server. */
+  readonly providerToolName: string;
+  /** The server the registry's getServer answers for (the stand-in's id). */
+  readonly mcpServerId: string | undefined;
+  /** The JSON Schema of its arguments (default `{ type: 'object' }`). */
+  readonly inputSchema?: object;
+}
+
+/**
+ * A bound, active, healthy MCP tool descriptor, version '1', as the registry writes it: READ, LOW risk, naturally
+ * idempotent, one attempt, no secrets or rate limits; `overrides` win.
+ */
+export function testDescriptor(tool: TestTool, overrides: Partial<ToolDescriptor> = {}): ToolDescriptor {
+  const now = new Date().toISOString();
+  return ToolDescriptor.parse({
+    ...tool.scope,
+    toolId: tool.toolId,
+    toolVersion: '1',
+    kind: 'Mcp',
+    providerToolName: tool.providerToolName,
+    description: `The fixture's ${tool.providerToolName}.`,
+    inputSchemaJson: JSON.stringify(tool.inputSchema ?? { type: 'object' }),
+    definitionHash: 'a'.repeat(64),
+    sideEffectClass: 'READ',
+    riskClass: 'LOW',
+    idempotency: 'NATURAL',
+    authorization: { permissions: [], roles: [] },
+    secretDependencies: [],
+    timeoutMs: 20_000,
+    retryPolicy: { maxAttempts: 1, initialBackoffMs: 50, maxBackoffMs: 200 },
+    rateLimits: [],
+    auditRequirements: { argumentsHash: true, resultHash: true },
+    sandboxKind: 'Process',
+    mcpServerId: tool.mcpServerId,
+    healthy: true,
+    active: true,
+    boundBy: 'user:admin',
+    boundAt: now,
+    updatedAt: now,
+    version: 1,
+    ...overrides,
+  });
+}
+
+/** Writes a descriptor into the registry's KV read model the way the registry does (one entry per version). */
+export async function putDescriptor(kv: TypedKv<ToolDescriptor>, descriptor: ToolDescriptor): Promise<ToolDescriptor> {
+  await kv.put(descriptorKey(descriptor, descriptor.toolId, descriptor.toolVersion), descriptor);
+  return descriptor;
+}
+
+/** How the stand-in registry answers. */
+export interface StandInRegistryOptions {
+  /** The server document for a getServer of `serverId` from `scope` (the request subject's); throw for an unknown one. */
+  readonly serverFor: (serverId: string, scope: Scope) => McpServer | Promise<McpServer>;
+  /** Only this tenant's requests (default every tenant's). */
+  readonly tenant?: string;
+  /** The queue group (default `test-registry`). */
+  readonly queue?: string;
+}
+
+/** Stands in for the registry's `getServer` responder (the adapter caches an answer for 30 s). */
+export function serveStandInRegistry(messaging: Messaging, options: StandInRegistryOptions): Promise<ServeHandle> {
+  return serve(messaging, {
+    subject: commandFilter('registry', { ...(options.tenant === undefined ? {} : { tenant: options.tenant }), operation: 'getServer' }),
+    queue: options.queue ?? 'test-registry',
+    requestSchema: ServerRequest,
+    replySchema: ServerReply,
+    handler: async (request, context) => ({ server: await options.serverFor(request.serverId, scopeOfSubject(context.subject)) }),
+  });
+}
+
+/** What a test server document is about; the rest is an Active, consumed server without authentication. */
+export interface TestServer {
+  readonly serverId: string;
+  readonly scope: Scope;
+  readonly name: string;
+}
+
+/** A stdio MCP server document running `args` with `executable` (default this Node.js) and exactly `env`. */
+export function stdioServerDocument(server: TestServer, command: { readonly args: readonly string[]; readonly env?: readonly McpServerSetting[]; readonly executable?: string }): McpServer {
+  return serverDocument(server, { transport: 'Stdio', command: { executable: command.executable ?? process.execPath, args: [...command.args], env: [...(command.env ?? [])] } });
+}
+
+/** A Streamable HTTP MCP server document at `endpointUrl`, with its headers and own connection, if any. */
+export function httpServerDocument(server: TestServer, http: { readonly endpointUrl: string; readonly headers?: readonly McpServerSetting[]; readonly connectionRef?: string }): McpServer {
+  return serverDocument(server, {
+    transport: 'StreamableHttp',
+    endpointUrl: http.endpointUrl,
+    ...(http.headers === undefined ? {} : { headers: [...http.headers] }),
+    ...(http.connectionRef === undefined ? {} : { connectionRef: http.connectionRef }),
+  });
+}
+
+function serverDocument(server: TestServer, transport: Record<string, unknown>): McpServer {
+  const now = new Date().toISOString();
+  return McpServer.parse({
+    serverId: server.serverId,
+    ...server.scope,
+    name: server.name,
+    direction: 'Consumed',
+    ...transport,
+    authentication: 'None',
+    governancePolicyRef: 'default',
+    state: 'Active',
+    health: { consecutiveFailures: 0 },
+    registeredBy: 'user:admin',
+    registeredAt: now,
+    updatedAt: now,
+    version: 1,
+  });
+}
+
+/** A fixture server of @toolplane/mcp over stdio, counting its executions into `countFile` when one is given. */
+export function fixtureServerDocument(server: TestServer, fixture: FixtureServer, countFile?: string): McpServer {
+  return stdioServerDocument(server, { args: [fixtureServerPath(fixture)], env: countFile === undefined ? [] : [{ name: 'COUNT_FILE', value: countFile }] });
+}
+
+/** Where the fixture servers of `scope` count their executions: a file per workspace in `dir`. */
+export function countFileOf(dir: string, scope: Scope): string {
+  return path.join(dir, `count-${scope.workspace}`);
+}
+
+/** How many lines of a count file are `label` (or pass it, a predicate): 0 when nothing was counted yet. */
+export async function countedExecutions(countFile: string, label: string | ((line: string) => boolean) = 'count_calls'): Promise<number> {
+  const counts = typeof label === 'string' ? (line: string) => line === label : label;
+  try {
+    return (await readFile(countFile, 'utf8')).split('\n').filter(counts).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** An agent profile, version 1 by user:admin now, allowing `allowedTools` up to HIGH risk with no permissions; `overrides` win. */
+export function agentProfileDocument(scope: Scope, agentId: string, allowedTools: readonly string[], overrides: Partial<AgentProfile> = {}): AgentProfile {
+  return { ...scope, agentId, allowedTools: [...allowedTools], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], updatedBy: 'user:admin', updatedAt: new Date().toISOString(), version: 1, ...overrides };
+}
+
+/** Stores a new agent profile where the adapter reads it (`agent_profiles`, under its id). */
+export async function insertAgentProfile(store: Store, profile: AgentProfile): Promise<AgentProfile> {
+  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(profile.tenant, profile.workspace, profile.agentId) });
+  return profile;
+}
+
+/** Stores (or replaces) a tenant's policy where the adapter reads it (`tenant_policies`, under the tenant). */
+export async function putTenantPolicy(store: Store, policy: TenantPolicy): Promise<void> {
+  await store.collection(tenantPolicies).raw.replaceOne({ _id: policy.tenant }, policy, { upsert: true });
+}
+
+/** The claims of an agent context token beyond its scope. */
+export interface AgentTokenClaims {
+  readonly agentId: string;
+  /** Default `user:alice@acme.example`. */
+  readonly principal?: string;
+  /** Default `7`. */
+  readonly agentRevision?: string;
+}
+
+/** An agent context token for `scope` signed with `key` (default lifetime 5 minutes). */
+export function agentContextToken(key: SigningKeyPair, scope: Scope, claims: AgentTokenClaims, expiresIn: Lifetime = '5m'): Promise<string> {
+  return issueToken(
+    { kind: 'agent', ...scope, principal: claims.principal ?? 'user:alice@acme.example', agentId: claims.agentId, agentRevision: claims.agentRevision ?? '7' },
+    key.privateKey,
+    { kid: key.kid, expiresIn },
+  );
+}
+
+/** The claims of a human operator of `scope`'s workspace with `roles`. */
+export function operatorClaims(scope: Scope, roles: readonly string[], principal = 'user:ada@example.com'): OperatorClaims {
+  return { kind: 'human', tenant: scope.tenant, workspaces: [scope.workspace], principal, roles: [...roles] };
+}
+
+/** An operator token for `claims` signed with `key` (default lifetime 5 minutes). */
+export function operatorToken(key: SigningKeyPair, claims: OperatorClaims, expiresIn: Lifetime = '5m'): Promise<string> {
+  return issueToken(claims, key.privateKey, { kid: key.kid, expiresIn });
+}
+
+/** A receipt signing key pair, with the private key as `ADAPTER_SIGNING_KEY` takes it (base64 PKCS#8). */
+export function receiptSigningKey(): { readonly publicKey: KeyObject; readonly privateKey: KeyObject; readonly setting: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { publicKey, privateKey, setting: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64') };
+}
+
+/** Where an in-process adapter runs and whom it trusts. */
+export interface AdapterTestSettings {
+  readonly natsUrl: string;
+  readonly mongoUrl: string;
+  readonly dbName: string;
+  /** The public JWKs of the token keys the adapter trusts, per tenant. */
+  readonly trustedKeys: Readonly<Record<string, readonly object[]>>;
+  /** `ADAPTER_SIGNING_KEY` (see `receiptSigningKey`). */
+  readonly signingKey: string;
+  /** `ADAPTER_SIGNING_KEY_ID`, when not the default. */
+  readonly signingKeyId?: string;
+}
+
+/** The adapter's settings for a test: any HTTP port, logs at $TEST_LOG_LEVEL (default silent). */
+export function adapterTestEnv(settings: AdapterTestSettings): Record<string, string> {
+  return {
+    NATS_URL: settings.natsUrl,
+    MONGODB_URL: settings.mongoUrl,
+    MONGODB_DATABASE: settings.dbName,
+    HTTP_PORT: '0',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify(settings.trustedKeys),
+    ADAPTER_SIGNING_KEY: settings.signingKey,
+    ...(settings.signingKeyId === undefined ? {} : { ADAPTER_SIGNING_KEY_ID: settings.signingKeyId }),
+  };
+}
