@@ -1,34 +1,41 @@
 // The SDK against the tool adapter started in-process over real NATS and FerretDB: descriptors in the registry's KV
 // read model, a stand-in for the registry's getServer responder, the counting fixture MCP server over stdio (so a
 // test can count executions), and agent context tokens signed with a key the adapter trusts.
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InvocationRequest,
-  McpServer,
-  ServerReply,
-  ServerRequest,
   ToolDescriptor,
-  commandFilter,
-  descriptorKey,
   invocationRequestMsgId,
   invocationRequestSubject,
   streams,
-  type AgentProfile,
   type LifecycleEvent,
   type Scope,
 } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
+import { FixtureServer } from '@toolplane/mcp/testing';
+import { connectMessaging, openKv, publish, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { startPrivateNats, type PrivateNats } from './platform-harness.js';
-import { agentProfileId, agentProfiles, descriptorBucket, toolAdapterService } from '@toolplane/tool-adapter';
+import { descriptorBucket, toolAdapterService } from '@toolplane/tool-adapter';
+import {
+  adapterTestEnv,
+  agentContextToken,
+  agentProfileDocument,
+  countFileOf,
+  countedExecutions,
+  fixtureServerDocument,
+  insertAgentProfile,
+  putDescriptor,
+  receiptSigningKey,
+  serveStandInRegistry,
+  testDescriptor,
+} from '@toolplane/tool-adapter/testing';
 import { createToolplaneClient, requireSuccess, verifyReceipt, type ClientDiagnostic, type ToolplaneClient } from '@toolplane/client';
 
 const infra = testScope('client');
@@ -52,33 +59,21 @@ const clients: ToolplaneClient[] = [];
 
 beforeAll(async () => {
   agentKey = await generateSigningKeyPair(`${tenant}-agent-1`);
-  const receiptKeys = generateKeyPairSync('ed25519');
+  const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
   tmp = await mkdtemp(path.join(tmpdir(), 'client-int-'));
   nats = await startPrivateNats(tmp);
-  adapter = await startService(toolAdapterService, {
-    NATS_URL: nats.url,
-    MONGODB_URL: infra.mongoUrl,
-    MONGODB_DATABASE: infra.dbName,
-    HTTP_PORT: '0',
-    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
-    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [agentKey.publicJwk] }),
-    ADAPTER_SIGNING_KEY: receiptKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
-    ADAPTER_SIGNING_KEY_ID: receiptKeyId,
-  });
+  adapter = await startService(
+    toolAdapterService,
+    adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [agentKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: receiptKeyId }),
+  );
   messaging = await connectMessaging({ url: nats.url, name: `${infra.prefix}_client` });
   store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'client-int-test' });
   descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);
   // Stands in for the registry's getServer: the counting fixture, counting into a file of the asking workspace.
-  registry = await serve(messaging, {
-    subject: commandFilter('registry', { tenant, operation: 'getServer' }),
-    queue: 'test-registry',
-    requestSchema: ServerRequest,
-    replySchema: ServerReply,
-    handler: async (request, context) => {
-      const workspace = context.subject.split('.')[4] ?? '';
-      return Promise.resolve({ server: fixtureServer({ tenant, workspace }, request.serverId) });
-    },
+  registry = await serveStandInRegistry(messaging, {
+    tenant,
+    serverFor: (serverId, scope) => fixtureServerDocument({ serverId, scope, name: 'fixture' }, FixtureServer.countingEcho, countFileOf(tmp, scope)),
   });
 }, 60_000);
 
@@ -96,18 +91,7 @@ afterAll(async () => {
 async function freshScope(): Promise<Scope> {
   const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  const profile: AgentProfile = {
-    ...scope,
-    agentId,
-    allowedTools: ['fixture.*'],
-    deniedTools: [],
-    maxRiskClass: 'HIGH',
-    permissions: [],
-    updatedBy: 'user:admin',
-    updatedAt: new Date().toISOString(),
-    version: 1,
-  };
-  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
+  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['fixture.*']));
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
   // Declared DESTRUCTIVE: the default tenant policy parks it for an approval nobody gives here.
@@ -115,78 +99,18 @@ async function freshScope(): Promise<Scope> {
   return scope;
 }
 
-function fixtureServer(scope: Scope, serverId: string): McpServer {
-  const now = new Date().toISOString();
-  return McpServer.parse({
-    serverId,
-    ...scope,
-    name: 'fixture',
-    direction: 'Consumed',
-    transport: 'Stdio',
-    command: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.countingEcho)], env: [{ name: 'COUNT_FILE', value: countFileOf(scope) }] },
-    authentication: 'None',
-    governancePolicyRef: 'default',
-    state: 'Active',
-    health: { consecutiveFailures: 0 },
-    registeredBy: 'user:admin',
-    registeredAt: now,
-    updatedAt: now,
-    version: 1,
-  });
-}
-
-function countFileOf(scope: Scope): string {
-  return path.join(tmp, `count-${scope.workspace}`);
-}
-
 /** How often the fixture's count_calls really ran in a workspace. */
-async function executions(scope: Scope): Promise<number> {
-  try {
-    return (await readFile(countFileOf(scope), 'utf8')).split('\n').filter((line) => line === 'count_calls').length;
-  } catch {
-    return 0;
-  }
+function executions(scope: Scope): Promise<number> {
+  return countedExecutions(countFileOf(tmp, scope));
 }
 
 async function bindTool(scope: Scope, toolId: string, providerToolName: string, inputSchema: object, overrides: Partial<ToolDescriptor> = {}): Promise<void> {
-  const now = new Date().toISOString();
-  const descriptor = ToolDescriptor.parse({
-    ...scope,
-    toolId,
-    toolVersion: '1',
-    kind: 'Mcp',
-    providerToolName,
-    description: `The fixture's ${providerToolName}.`,
-    inputSchemaJson: JSON.stringify(inputSchema),
-    definitionHash: 'a'.repeat(64),
-    sideEffectClass: 'READ',
-    riskClass: 'LOW',
-    idempotency: 'NATURAL',
-    authorization: { permissions: [], roles: [] },
-    secretDependencies: [],
-    timeoutMs: 20_000,
-    retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 },
-    rateLimits: [],
-    auditRequirements: { argumentsHash: true, resultHash: true },
-    sandboxKind: 'Process',
-    mcpServerId: serverIds.get(scope.workspace),
-    healthy: true,
-    active: true,
-    boundBy: 'user:admin',
-    boundAt: now,
-    updatedAt: now,
-    version: 1,
-    ...overrides,
-  });
-  await descriptors.put(descriptorKey(scope, toolId, '1'), descriptor);
+  const retryPolicy = { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 };
+  await putDescriptor(descriptors, testDescriptor({ scope, toolId, providerToolName, mcpServerId: serverIds.get(scope.workspace), inputSchema }, { retryPolicy, ...overrides }));
 }
 
-async function tokenFor(scope: Scope, options: { key?: SigningKeyPair; agent?: string; principal?: string } = {}): Promise<string> {
-  const key = options.key ?? agentKey;
-  return issueToken({ kind: 'agent', ...scope, principal: options.principal ?? principal, agentId: options.agent ?? agentId, agentRevision: '7' }, key.privateKey, {
-    kid: key.kid,
-    expiresIn: '5m',
-  });
+function tokenFor(scope: Scope, options: { key?: SigningKeyPair; agent?: string; principal?: string } = {}): Promise<string> {
+  return agentContextToken(options.key ?? agentKey, scope, { agentId: options.agent ?? agentId, principal: options.principal ?? principal });
 }
 
 async function clientFor(scope: Scope, options: { token?: string; dropReplies?: boolean; diagnostics?: ClientDiagnostic[]; recoverAfterMs?: number } = {}): Promise<ToolplaneClient> {
