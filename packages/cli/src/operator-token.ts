@@ -5,7 +5,8 @@ import { bearerHeaders } from '@toolplane/auth';
 import type { CliContext } from './context.js';
 
 // The operator token of the commands that act as a human operator (approvals, calls, policies, audit, projector):
-// read from --token-file or $TOOLPLANE_TOKEN, sent only as an Authorization header, never printed.
+// read from --token-file or $TOOLPLANE_TOKEN, sent only as an Authorization header, never printed. `readToken` also
+// reads the agent context token of `invoke` (from $TOOLPLANE_AGENT_TOKEN).
 
 /** The option every operator command takes. */
 export interface TokenOptions {
@@ -17,23 +18,39 @@ export function withToken(command: Command): Command {
   return command.option('--token-file <path>', 'file holding the operator token (default: $TOOLPLANE_TOKEN)');
 }
 
+/** Where a command's token comes from when no --token-file is given, and what the token is called in errors. */
+export interface TokenSource {
+  /** The environment variable holding the token, e.g. `TOOLPLANE_TOKEN`. */
+  readonly envVar: string;
+  /** The token's name in an error, e.g. `operator token`. */
+  readonly kind: string;
+}
+
+/**
+ * A token: the file named by `tokenFile` (trimmed), else the environment variable of `source`. INVALID_ARGUMENT when
+ * the file cannot be read, AUTHENTICATION_FAILED when there is no token; no error ever holds the token.
+ */
+export async function readToken(context: CliContext, tokenFile: string | undefined, source: TokenSource): Promise<string> {
+  let token: string | undefined;
+  if (tokenFile !== undefined) {
+    try {
+      token = (await readFile(tokenFile, 'utf8')).trim();
+    } catch {
+      throw new ToolplaneError('INVALID_ARGUMENT', `cannot read the token file ${tokenFile}`);
+    }
+  } else {
+    token = context.io.env[source.envVar]?.trim();
+  }
+  if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', `no ${source.kind}: set ${source.envVar} or pass --token-file`);
+  return token;
+}
+
 /**
  * The operator token: the file named by --token-file, else $TOOLPLANE_TOKEN. It only ever goes into a request
  * header; it is never printed, not even in an error.
  */
-export async function operatorToken(context: CliContext, options: TokenOptions): Promise<string> {
-  let token: string | undefined;
-  if (options.tokenFile !== undefined) {
-    try {
-      token = (await readFile(options.tokenFile, 'utf8')).trim();
-    } catch {
-      throw new ToolplaneError('INVALID_ARGUMENT', `cannot read the token file ${options.tokenFile}`);
-    }
-  } else {
-    token = context.io.env['TOOLPLANE_TOKEN']?.trim();
-  }
-  if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', 'no operator token: set TOOLPLANE_TOKEN or pass --token-file');
-  return token;
+export function operatorToken(context: CliContext, options: TokenOptions): Promise<string> {
+  return readToken(context, options.tokenFile, { envVar: 'TOOLPLANE_TOKEN', kind: 'operator token' });
 }
 
 /** The request headers that carry the operator token. */

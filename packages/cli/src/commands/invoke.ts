@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { createToolplaneClient, type EffectiveToolsQuery } from '@toolplane/client';
 import { JsonObject, ToolplaneError, type EffectiveToolSet, type InvocationResult } from '@toolplane/contracts';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command-group.js';
 import type { CliContext } from '../context.js';
+import { readToken } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
 import { parseEffect } from './tools.js';
 
@@ -65,17 +65,7 @@ export function agentOfToken(token: string): string | undefined {
 
 /** The agent context token: the file named by --token-file, else $TOOLPLANE_AGENT_TOKEN; checked against --agent. */
 export async function agentToken(context: CliContext, options: AgentTokenOptions): Promise<string> {
-  let token: string | undefined;
-  if (options.tokenFile !== undefined) {
-    try {
-      token = (await readFile(options.tokenFile, 'utf8')).trim();
-    } catch {
-      throw new ToolplaneError('INVALID_ARGUMENT', `cannot read the token file ${options.tokenFile}`);
-    }
-  } else {
-    token = context.io.env['TOOLPLANE_AGENT_TOKEN']?.trim();
-  }
-  if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', 'no agent context token: set TOOLPLANE_AGENT_TOKEN or pass --token-file');
+  const token = await readToken(context, options.tokenFile, { envVar: 'TOOLPLANE_AGENT_TOKEN', kind: 'agent context token' });
   if (options.agent !== undefined) {
     const named = agentOfToken(token);
     if (named !== options.agent) throw new ToolplaneError('INVALID_ARGUMENT', `the token is ${named === undefined ? 'not an agent context token' : `agent ${named}'s`}, not agent ${options.agent}'s`);
