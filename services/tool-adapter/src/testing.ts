@@ -3,18 +3,26 @@
 // registry's getServer, server documents of fixture MCP servers counting their executions in a file, agent profiles
 // and tenant policies in the adapter's database, signed tokens, the adapter's settings). Not for production code:
 // main.ts and service.ts never import it.
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  InvocationReply,
+  InvocationRequest,
   McpServer,
   ServerReply,
   ServerRequest,
   ToolDescriptor,
   commandFilter,
   descriptorKey,
+  invocationReplySubject,
+  invocationRequestMsgId,
+  invocationRequestSubject,
   scopeOfSubject,
   type AgentProfile,
+  type ApprovalRequested,
+  type JsonObject,
+  type LifecycleEvent,
   type McpServerSetting,
   type OperatorClaims,
   type Scope,
@@ -22,9 +30,13 @@ import {
 } from '@toolplane/contracts';
 import { issueToken, type Lifetime, type SigningKeyPair } from '@toolplane/auth';
 import { fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
-import { serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import type { Store } from '@toolplane/store';
-import { agentProfileId, agentProfiles, tenantPolicies } from './collections.js';
+import { invocationDocumentId } from './adapters/invocation-store.js';
+import { agentProfileId, agentProfiles, tenantPolicies, toolInvocations, type StoredInvocation } from './collections.js';
+import { advancePipeline, receiveInvocation, type PipelineState, type StageOutcome } from './core/invocation-pipeline.js';
+import { defaultTenantPolicy, evaluatePolicy, type CallerIdentity } from './core/policy-evaluator.js';
+import type { ReceiptSigner } from './core/receipts.js';
 
 /** What a test descriptor is about; everything else has the defaults of `testDescriptor`. */
 export interface TestTool {
@@ -237,4 +249,105 @@ export function adapterTestEnv(settings: AdapterTestSettings): Record<string, st
     ADAPTER_SIGNING_KEY: settings.signingKey,
     ...(settings.signingKeyId === undefined ? {} : { ADAPTER_SIGNING_KEY_ID: settings.signingKeyId }),
   };
+}
+
+/** Polls until `probe` yields a value (not undefined, null or false), or fails after `timeoutMs` naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A fresh reply inbox token of a runtime. */
+export function newReplyInbox(): string {
+  return `inbox_${randomUUID().replaceAll('-', '')}`;
+}
+
+/**
+ * Publishes `request` on `scope`'s invocation work queue (deduplicated by `msgId`, default the request's own) and
+ * awaits the first reply on its inbox (subscribed before the request goes out).
+ */
+export async function invokeAndAwaitReply(messaging: Messaging, scope: Scope, request: InvocationRequest, options: { readonly msgId?: string | undefined; readonly timeoutMs?: number } = {}): Promise<InvocationReply> {
+  if (request.replyInbox === undefined) throw new Error('the request has no reply inbox');
+  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, request.replyInbox), { max: 1, timeout: options.timeoutMs ?? 30_000 });
+  await messaging.connection.flush();
+  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: options.msgId ?? invocationRequestMsgId(scope, request) });
+  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
+  throw new Error('no reply');
+}
+
+/** The stored invocation of `scope` under `idempotencyKey`, null when there is none. */
+export function storedInvocation(store: Store, scope: Scope, idempotencyKey: string): Promise<StoredInvocation | null> {
+  return store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) });
+}
+
+/** How many pipeline outcomes lead up to a started call (TOOL_RESOLUTION … START). */
+export const OUTCOMES_TO_START = 9;
+
+/** A call an adapter was running when it was killed. */
+export interface CrashedCall {
+  readonly scope: Scope;
+  readonly descriptor: ToolDescriptor;
+  readonly caller: CallerIdentity;
+  readonly arguments: JsonObject;
+  readonly idempotencyKey: string;
+  readonly replyInbox: string;
+  readonly signReceipt: ReceiptSigner;
+  /** How many of the outcomes up to START were persisted (default all: the call is Executing). */
+  readonly stopAfter?: number;
+  /** Outcomes after those. */
+  readonly more?: readonly StageOutcome[];
+}
+
+/**
+ * Leaves a call as an adapter killed at some step would: the document as persisted at that step (built by the core,
+ * exactly as the adapter builds it, with the caller's stored agent profile and the default tenant policy), its
+ * processing lease expired, and none of its events published; a parked call with its ApprovalRequested in the outbox.
+ * The request's redelivery then finds it.
+ */
+export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise<PipelineState['invocation']> {
+  const { scope, descriptor, caller, idempotencyKey } = call;
+  const args = call.arguments;
+  const now = new Date().toISOString();
+  const request = { toolId: descriptor.toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox: call.replyInbox };
+  const received = receiveInvocation({ scope, request, caller, invocationId: randomUUID(), resolvedToolVersion: descriptor.toolVersion, defaultTimeoutMs: 20_000 }, { now });
+  const profile = caller.agentId === undefined ? null : await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, caller.agentId) });
+  const { invocation } = received.state;
+  const decision = evaluatePolicy({
+    subject: { invocationId: invocation.invocationId, ...scope, toolId: descriptor.toolId, toolVersion: descriptor.toolVersion, requestHash: invocation.requestHash, arguments: args },
+    descriptor,
+    caller,
+    agentProfile: profile ?? undefined,
+    tenantPolicy: defaultTenantPolicy(scope.tenant, now),
+    rateCounters: new Map(),
+    now,
+  }).decision;
+  const toStart: StageOutcome[] = [
+    { step: 'TOOL_RESOLUTION', descriptor },
+    { step: 'SCHEMA_VALIDATION', check: { valid: true } },
+    { step: 'AGENT_PERMISSION', decision },
+    { step: 'TENANT_POLICY', decision },
+    { step: 'SIDE_EFFECT_CLASSIFICATION', decision },
+    { step: 'APPROVAL', result: 'not_required' },
+    { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
+    { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
+    { step: 'START' },
+  ];
+  let state: PipelineState = { ...received.state, descriptor };
+  const emitted: LifecycleEvent[] = [];
+  for (const outcome of [...toStart.slice(0, call.stopAfter ?? OUTCOMES_TO_START), ...(call.more ?? [])]) {
+    const transition = advancePipeline(state, outcome, { now, signReceipt: call.signReceipt });
+    if (!transition.accepted) throw new Error(transition.problem);
+    emitted.push(...transition.events);
+    state = transition.state;
+  }
+  // A parked call is stored with its ApprovalRequested in the outbox, as the adapter stores it.
+  const outbox = state.invocation.state === 'AwaitingApproval' ? emitted.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
+  const expired = new Date(Date.now() - 1_000).toISOString();
+  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
+  return state.invocation;
 }

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
-  InvocationReply,
   InvocationRequest,
   LifecycleEvent,
   POLICY_ADMIN_ROLE,
@@ -17,13 +16,11 @@ import {
   commandSubject,
   eventFilter,
   hasErrorCode,
-  invocationReplySubject,
-  invocationRequestMsgId,
-  invocationRequestSubject,
   type AgentProfile,
   type AgentProfileInput,
   type OperatorClaims,
   type Scope,
+  type InvocationReply,
   type InvocationResult,
   type TenantPolicyInput,
   type TenantPolicyReply,
@@ -31,26 +28,17 @@ import {
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { runCli, type CliIo } from '@toolplane/cli';
 import { FixtureServer } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectMessaging, openKv, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { startNatsServer, type NatsServer } from './adapter-harness.js';
 import {
-  advancePipeline,
-  agentProfileId,
-  agentProfiles,
   defaultTenantPolicy,
   descriptorBucket,
-  evaluatePolicy,
-  invocationDocumentId,
   receiptSigner,
-  receiveInvocation,
   toolAdapterService,
-  toolInvocations,
   verifyReceipt,
-  type PipelineState,
-  type StageOutcome,
 } from '../src/mod.js';
 import {
   adapterTestEnv,
@@ -61,8 +49,12 @@ import {
   operatorClaims,
   operatorToken,
   putDescriptor,
+  invokeAndAwaitReply,
+  newReplyInbox,
   receiptSigningKey,
   serveStandInRegistry,
+  storeLeftByCrash,
+  storedInvocation,
   testDescriptor,
 } from '../src/testing.js';
 
@@ -88,6 +80,8 @@ let descriptors: TypedKv<ToolDescriptor>;
 let registry: ServeHandle;
 let tmp: string;
 const serverIds = new Map<string, string>();
+/** The caller of every call: the agent, on behalf of this principal. */
+const caller = { principal: 'user:alice@example.com', agentId, agentRevision: '7', roles: [] };
 const boundTools = new Map<string, ToolDescriptor>();
 
 beforeAll(async () => {
@@ -197,65 +191,24 @@ async function preparedWorkspace(): Promise<Scope> {
   return scope;
 }
 
-async function invoke(scope: Scope, toolId: string, idempotencyKey: string, replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`): Promise<InvocationReply> {
-  const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: 'user:alice@example.com' });
-  const body = InvocationRequest.parse({ toolId, arguments: { n: 1 }, idempotencyKey, correlationId: 'run-1', contextToken, replyInbox });
-  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: 30_000 });
-  await messaging.connection.flush();
-  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: body, msgId: invocationRequestMsgId(scope, body) });
-  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
-  throw new Error('no reply');
+async function invoke(scope: Scope, toolId: string, idempotencyKey: string, replyInbox = newReplyInbox()): Promise<InvocationReply> {
+  const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: caller.principal });
+  return invokeAndAwaitReply(messaging, scope, InvocationRequest.parse({ toolId, arguments: { n: 1 }, idempotencyKey, correlationId: 'run-1', contextToken, replyInbox }));
 }
 
 /**
  * Leaves a call as a crash during execution would: the document Executing (built by the core, as the adapter builds
  * it) with its processing lease expired. The request's redelivery then finds it.
  */
-async function leftExecuting(scope: Scope, toolId: string, idempotencyKey: string, replyInbox: string) {
+function leftExecuting(scope: Scope, toolId: string, idempotencyKey: string, replyInbox: string) {
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
-  const now = new Date().toISOString();
-  const caller = { principal: 'user:alice@example.com', agentId, agentRevision: '7', roles: [] };
-  const args = { n: 1 };
-  const received = receiveInvocation(
-    { scope, request: { toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox }, caller, invocationId: randomUUID(), resolvedToolVersion: '1', defaultTimeoutMs: 20_000 },
-    { now },
-  );
-  const profile = await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
-  const { invocation } = received.state;
-  const decision = evaluatePolicy({
-    subject: { invocationId: invocation.invocationId, ...scope, toolId, toolVersion: '1', requestHash: invocation.requestHash, arguments: args },
-    descriptor,
-    caller,
-    agentProfile: profile ?? undefined,
-    tenantPolicy: defaultTenantPolicy(scope.tenant, now),
-    rateCounters: new Map(),
-    now,
-  }).decision;
-  const outcomes: StageOutcome[] = [
-    { step: 'TOOL_RESOLUTION', descriptor },
-    { step: 'SCHEMA_VALIDATION', check: { valid: true } },
-    { step: 'AGENT_PERMISSION', decision },
-    { step: 'TENANT_POLICY', decision },
-    { step: 'SIDE_EFFECT_CLASSIFICATION', decision },
-    { step: 'APPROVAL', result: 'not_required' },
-    { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
-    { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
-    { step: 'START' },
-  ];
-  let state: PipelineState = { ...received.state, descriptor };
-  for (const outcome of outcomes) {
-    const transition = advancePipeline(state, outcome, { now, signReceipt: receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey }) });
-    if (!transition.accepted) throw new Error(transition.problem);
-    state = transition.state;
-  }
-  const expired = new Date(Date.now() - 1_000).toISOString();
-  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired });
-  return state.invocation;
+  const signReceipt = receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey });
+  return storeLeftByCrash(store, { scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey, replyInbox, signReceipt });
 }
 
 function stored(scope: Scope, idempotencyKey: string) {
-  return store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) });
+  return storedInvocation(store, scope, idempotencyKey);
 }
 
 describe('agent profiles over request/reply', () => {

@@ -26,7 +26,7 @@ import { FixtureServer } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { freePort } from '@toolplane/testing';
-import { descriptorBucket, invocationDocumentId, toolInvocations, type StoredInvocation } from '../src/mod.js';
+import { descriptorBucket, type StoredInvocation } from '../src/mod.js';
 import {
   agentContextToken,
   agentProfileDocument,
@@ -37,8 +37,12 @@ import {
   putDescriptor,
   receiptSigningKey,
   serveStandInRegistry,
+  storedInvocation,
   testDescriptor,
+  waitFor,
 } from '../src/testing.js';
+
+export { waitFor };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const binDir = path.join(repoRoot, '.local/bin');
@@ -88,17 +92,6 @@ async function stopChild(process_: ChildRun, graceMs = 5_000): Promise<number | 
   const result = await process_.exited;
   clearTimeout(timer);
   return result;
-}
-
-/** Polls until `probe` yields a value (not undefined, null or false), or fails after `timeoutMs` naming `what`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 async function accepts(port: number): Promise<boolean> {
@@ -365,7 +358,7 @@ export class AdapterHarness {
 
   /** The stored invocation under `idempotencyKey`, if any. */
   async stored(scope: Scope, idempotencyKey: string): Promise<StoredInvocation | undefined> {
-    return (await this.store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) })) ?? undefined;
+    return (await storedInvocation(this.store, scope, idempotencyKey)) ?? undefined;
   }
 
   /** Every lifecycle event of `scope` the events stream holds (JetStream dropped the duplicates of republished ones). */

@@ -11,29 +11,26 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
-  InvocationReply,
   InvocationRequest,
   LifecycleEvent,
   POLICY_ADMIN_ROLE,
   ToolDescriptor,
   commandSubject,
   eventFilter,
-  invocationReplySubject,
-  invocationRequestMsgId,
-  invocationRequestSubject,
   secretBrokerContracts,
+  type InvocationReply,
   type McpServer,
   type Scope,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { FixtureServer, fixtureServerPath, startHttpFixture, type HttpServerProcess } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectMessaging, openKv, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { secretBrokerService } from '@toolplane/secret-broker';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
-import { descriptorBucket, toolAdapterService, toolInvocations } from '../src/mod.js';
+import { descriptorBucket, toolAdapterService } from '../src/mod.js';
 import {
   agentContextToken,
   agentProfileDocument,
@@ -42,13 +39,17 @@ import {
   fixtureServerDocument,
   httpServerDocument,
   insertAgentProfile,
+  invokeAndAwaitReply,
+  newReplyInbox,
   operatorClaims,
   operatorToken,
   putDescriptor,
   receiptSigningKey,
   serveStandInRegistry,
   stdioServerDocument,
+  storedInvocation,
   testDescriptor,
+  waitFor,
 } from '../src/testing.js';
 import { startNatsServer, type NatsServer } from './adapter-harness.js';
 
@@ -194,13 +195,8 @@ function contextToken(scope: Scope): Promise<string> {
 }
 
 async function invoke(scope: Scope, toolId: string, args: Record<string, unknown>, idempotencyKey: string): Promise<InvocationReply> {
-  const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
-  const body = InvocationRequest.parse({ correlationId: 'run-1', toolId, arguments: args, idempotencyKey, contextToken: await contextToken(scope), replyInbox });
-  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: deadlineMs });
-  await messaging.connection.flush();
-  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: body, msgId: invocationRequestMsgId(scope, body) });
-  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
-  throw new Error('no reply');
+  const body = InvocationRequest.parse({ correlationId: 'run-1', toolId, arguments: args, idempotencyKey, contextToken: await contextToken(scope), replyInbox: newReplyInbox() });
+  return invokeAndAwaitReply(messaging, scope, body, { timeoutMs: deadlineMs });
 }
 
 /** Records a scope's lifecycle events (the adapter's and the broker's) from now on. */
@@ -218,18 +214,8 @@ async function recordEvents(scope: Scope): Promise<{ readonly events: LifecycleE
   return { events, raw, stop: () => subscription.unsubscribe() };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function stored(scope: Scope, idempotencyKey: string) {
-  return store.collection(toolInvocations).raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, idempotencyKey });
+  return storedInvocation(store, scope, idempotencyKey);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -12,7 +12,6 @@ import {
   ConsumeApprovalRequest,
   EffectiveToolSet,
   EffectiveToolSetRequest,
-  InvocationReply,
   commandSubject,
   InvocationRequest,
   LifecycleEvent,
@@ -20,15 +19,14 @@ import {
   ToolDescriptor,
   commandFilter,
   eventFilter,
-  invocationReplySubject,
-  invocationRequestMsgId,
-  invocationRequestSubject,
   eventMsgId,
   subjectOfEvent,
   streams,
   ToolplaneError,
   adapterOperations,
   type ApprovalRequested,
+  type InvocationReply,
+  type JsonObject,
   type McpServer,
   type Scope,
 } from '@toolplane/contracts';
@@ -40,20 +38,14 @@ import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { startNatsServer, type NatsServer } from './adapter-harness.js';
 import {
-  advancePipeline,
   agentProfileId,
   agentProfiles,
   defaultTenantPolicy,
   descriptorBucket,
-  evaluatePolicy,
-  invocationDocumentId,
   receiptSigner,
-  receiveInvocation,
   toolAdapterConsumers,
   toolAdapterService,
-  toolInvocations,
   verifyReceipt,
-  type PipelineState,
   type StageOutcome,
 } from '../src/mod.js';
 import {
@@ -66,10 +58,16 @@ import {
   insertAgentProfile,
   putDescriptor,
   putTenantPolicy,
+  invokeAndAwaitReply,
+  newReplyInbox,
+  OUTCOMES_TO_START,
   receiptSigningKey,
   serveStandInRegistry,
   stdioServerDocument,
+  storeLeftByCrash,
+  storedInvocation,
   testDescriptor,
+  waitFor,
 } from '../src/testing.js';
 
 const infra = testScope('adapter');
@@ -216,19 +214,12 @@ function contextToken(scope: Scope, key: SigningKeyPair = agentKey): Promise<str
   return agentContextToken(key, scope, { agentId });
 }
 
-function newInbox(): string {
-  return `inbox_${randomUUID().replaceAll('-', '')}`;
-}
+const newInbox = newReplyInbox;
 
 /** Publishes a request and awaits the reply on its inbox. */
 async function invoke(scope: Scope, body: Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & { contextToken?: string; replyInbox?: string }, msgId?: string): Promise<InvocationReply> {
-  const replyInbox = body.replyInbox ?? newInbox();
-  const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: body.contextToken ?? (await contextToken(scope)), replyInbox });
-  const subscription = messaging.connection.subscribe(invocationReplySubject(scope, replyInbox), { max: 1, timeout: deadlineMs });
-  await messaging.connection.flush();
-  await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: request, msgId: msgId ?? invocationRequestMsgId(scope, request) });
-  for await (const message of subscription) return InvocationReply.parse(JSON.parse(message.string()));
-  throw new Error('no reply');
+  const request = InvocationRequest.parse({ correlationId: 'run-1', ...body, contextToken: body.contextToken ?? (await contextToken(scope)), replyInbox: body.replyInbox ?? newInbox() });
+  return invokeAndAwaitReply(messaging, scope, request, { msgId, timeoutMs: deadlineMs });
 }
 
 /** Collects the lifecycle events of a scope from now on. */
@@ -245,18 +236,8 @@ function recordEvents(scope: Scope): { events: LifecycleEvent[]; stop: () => voi
   return { events, stop: () => subscription.unsubscribe() };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function stored(scope: Scope, idempotencyKey: string) {
-  return store.collection(toolInvocations).raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, idempotencyKey });
+  return storedInvocation(store, scope, idempotencyKey);
 }
 
 describe('the tool adapter', () => {
@@ -531,59 +512,18 @@ describe('approvals', () => {
   });
 });
 
-const outcomesToStart = 9;
+const outcomesToStart = OUTCOMES_TO_START;
 
 /**
- * Leaves a call as an adapter killed at some step would: the document as persisted at that step (by default the
- * started fact, state Executing; `stopAfter` and `more` choose another step), its processing lease expired, and
- * none of its events published. Built with the core, exactly as the adapter builds it.
+ * Leaves a call as an adapter killed at some step would (by default the started fact, state Executing; `stopAfter`
+ * and `more` choose another step): see `storeLeftByCrash`.
  */
-async function leftByCrash(scope: Scope, toolId: string, idempotencyKey: string, args: Record<string, unknown>, replyInbox: string, stopAfter = outcomesToStart, more: readonly StageOutcome[] = []) {
+function leftByCrash(scope: Scope, toolId: string, idempotencyKey: string, args: JsonObject, replyInbox: string, stopAfter = outcomesToStart, more: readonly StageOutcome[] = []) {
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
-  const now = new Date().toISOString();
   const caller = { principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] };
-  const request = { toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox };
-  const received = receiveInvocation({ scope, request, caller, invocationId: randomUUID(), resolvedToolVersion: '1', defaultTimeoutMs: 20_000 }, { now });
-  const profile = await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) });
-  const { invocation } = received.state;
-  const decision = evaluatePolicy({
-    subject: { invocationId: invocation.invocationId, ...scope, toolId, toolVersion: '1', requestHash: invocation.requestHash, arguments: args },
-    descriptor,
-    caller,
-    agentProfile: profile ?? undefined,
-    tenantPolicy: defaultTenantPolicy(scope.tenant, now),
-    rateCounters: new Map(),
-    now,
-  }).decision;
-  const path: StageOutcome[] = [
-    { step: 'TOOL_RESOLUTION', descriptor },
-    { step: 'SCHEMA_VALIDATION', check: { valid: true } },
-    { step: 'AGENT_PERMISSION', decision },
-    { step: 'TENANT_POLICY', decision },
-    { step: 'SIDE_EFFECT_CLASSIFICATION', decision },
-    { step: 'APPROVAL', result: 'not_required' },
-    { step: 'CREDENTIAL_BROKER', result: 'leased', secretLeaseIds: [] },
-    { step: 'SANDBOX', result: 'leased', sandboxLeaseId: randomUUID(), expiresAt: invocation.deadline },
-    { step: 'START' },
-  ];
-  const outcomes = [...path.slice(0, stopAfter), ...more];
-  let state: PipelineState = { ...received.state, descriptor };
-  const emitted: LifecycleEvent[] = [];
-  for (const outcome of outcomes) {
-    const transition = advancePipeline(state, outcome, {
-      now,
-      signReceipt: receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey }),
-    });
-    if (!transition.accepted) throw new Error(transition.problem);
-    emitted.push(...transition.events);
-    state = transition.state;
-  }
-  // A parked call is stored with its ApprovalRequested in the outbox, as the adapter stores it.
-  const outbox = state.invocation.state === 'AwaitingApproval' ? emitted.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
-  const expired = new Date(Date.now() - 1_000).toISOString();
-  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
-  return state.invocation;
+  const signReceipt = receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey });
+  return storeLeftByCrash(store, { scope, descriptor, caller, arguments: args, idempotencyKey, replyInbox, signReceipt, stopAfter, more });
 }
 
 describe('a request redelivered after the adapter stopped', () => {
