@@ -21,6 +21,18 @@ export function leaseAlive(stored: StoredInvocation, now: Date): boolean {
   return stored.leaseUntil !== undefined && Date.parse(stored.leaseUntil) > now.getTime();
 }
 
+/**
+ * A transition lost its compare-and-set: another handler (a replica resuming the call after this one's lease ran
+ * out, a duplicate delivery) moved the invocation on first. Not a failure of the request: the handler decides
+ * again against the document as it now is, and a delivery that still cannot settle is redelivered (retryable), never
+ * dead-lettered, so its requester still gets the call's one outcome.
+ */
+export class InvocationChangedError extends ToolplaneError {
+  constructor(message: string) {
+    super('CONFLICT', message, { retryable: true });
+  }
+}
+
 /** Reads, creates and moves on ToolInvocation documents. */
 export class InvocationStore {
   readonly #collection: StoreCollection<StoredInvocation>;
@@ -96,7 +108,7 @@ export class InvocationStore {
       },
       options.signal ? { signal: options.signal } : {},
     );
-    if (!result.ok) throw new ToolplaneError('CONFLICT', `invocation ${previous.invocationId} was changed by another handler (now ${result.current?.state ?? 'gone'})`);
+    if (!result.ok) throw new InvocationChangedError(`invocation ${previous.invocationId} was changed by another handler (now ${result.current?.state ?? 'gone'})`);
     return { ...next, version: result.document.version };
   }
 

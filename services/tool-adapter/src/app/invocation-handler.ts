@@ -15,7 +15,7 @@ import {
 import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
-import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
+import { InvocationChangedError, invocationOf, leaseAlive } from '../adapters/invocation-store.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
@@ -73,70 +73,76 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments };
     const now = runtime.clock();
     const decision = decideIdempotency(stored === undefined ? undefined : invocationOf(stored), incoming, stored !== undefined && leaseAlive(stored, now));
-    switch (decision.kind) {
-      case 'create': {
-        const descriptor = runtime.descriptors.resolve(scope, request.toolId, request.toolVersion);
-        const received = receiveInvocation(
-          { scope, request, caller, invocationId: runtime.newId(), resolvedToolVersion: descriptor?.toolVersion, defaultTimeoutMs: descriptor?.timeoutMs ?? runtime.defaultTimeoutMs },
-          { now: now.toISOString() },
-        );
-        const inserted = await runtime.invocations.insert(received.state.invocation, now, delivery.signal);
-        if (!inserted.created) continue; // another delivery created it first: decide again against it
-        await publishEvents(runtime.messaging, received.events, delivery.signal);
-        failpoint(adapterFailpoints.afterReceived);
-        await runPipeline(runtime, { ...received.state, descriptor }, { scope, caller, signal: delivery.signal });
-        return;
-      }
-      case 'conflict':
-        sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: decision.failure });
-        return;
-      case 'replay': {
-        // A redelivery may follow a crash between the terminal fact and its events: publish them again (rebuilt
-        // identically, so within the duplicate window JetStream drops copies that did get out).
-        const ended = stored === undefined ? undefined : invocationOf(stored);
-        if (ended !== undefined && (delivery.deliveryCount > 1 || recentlyEnded(ended, now))) await publishEvents(runtime.messaging, terminalEventsOf(ended), delivery.signal);
-        sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: decision.result });
-        return;
-      }
-      case 'join': {
-        if (stored === undefined) continue;
-        if (stored.state === 'AwaitingApproval') {
-          // The decision resumes it and replies. A redelivery (or a recent repeat) may follow a crash before the
-          // approval was requested: publish the stored request again (the approval service keeps one per id).
-          const outbox = stored.outbox ?? [];
-          if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
+    try {
+      switch (decision.kind) {
+        case 'create': {
+          const descriptor = runtime.descriptors.resolve(scope, request.toolId, request.toolVersion);
+          const received = receiveInvocation(
+            { scope, request, caller, invocationId: runtime.newId(), resolvedToolVersion: descriptor?.toolVersion, defaultTimeoutMs: descriptor?.timeoutMs ?? runtime.defaultTimeoutMs },
+            { now: now.toISOString() },
+          );
+          const inserted = await runtime.invocations.insert(received.state.invocation, now, delivery.signal);
+          if (!inserted.created) continue; // another delivery created it first: decide again against it
+          await publishEvents(runtime.messaging, received.events, delivery.signal);
+          failpoint(adapterFailpoints.afterReceived);
+          await runPipeline(runtime, { ...received.state, descriptor }, { scope, caller, signal: delivery.signal });
           return;
         }
-        const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
-        if (ended === undefined) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
-        sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(ended) });
-        return;
+        case 'conflict':
+          sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: decision.failure });
+          return;
+        case 'replay': {
+          // A redelivery may follow a crash between the terminal fact and its events: publish them again (rebuilt
+          // identically, so within the duplicate window JetStream drops copies that did get out).
+          const ended = stored === undefined ? undefined : invocationOf(stored);
+          if (ended !== undefined && (delivery.deliveryCount > 1 || recentlyEnded(ended, now))) await publishEvents(runtime.messaging, terminalEventsOf(ended), delivery.signal);
+          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: decision.result });
+          return;
+        }
+        case 'join': {
+          if (stored === undefined) continue;
+          if (stored.state === 'AwaitingApproval') {
+            // The decision resumes it and replies. A redelivery (or a recent repeat) may follow a crash before the
+            // approval was requested: publish the stored request again (the approval service keeps one per id).
+            const outbox = stored.outbox ?? [];
+            if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
+            return;
+          }
+          const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
+          if (ended === undefined) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
+          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(ended) });
+          return;
+        }
+        case 'resume': {
+          if (stored === undefined) continue;
+          const current = invocationOf(stored);
+          const point = resumePipeline(current, descriptorFor(runtime, scope, current));
+          if (!point.resumable) throw new ToolplaneError('INTERNAL', `invocation ${current.invocationId} cannot resume: ${point.problem}`);
+          // Claim the call first (compare-and-set): of two replicas resuming it, one goes on.
+          const claimed = await runtime.invocations.advance(current, point.state.invocation, now, { release: isTerminalInvocationState(point.state.invocation.state), signal: delivery.signal });
+          await publishEvents(runtime.messaging, point.events, delivery.signal);
+          await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal });
+          return;
+        }
+        case 'new_attempt': {
+          if (stored === undefined) continue;
+          const interrupted = invocationOf(stored);
+          const next = startNextAttempt(interrupted, runtime.newId(), { now: now.toISOString() });
+          const persisted = await runtime.invocations.advance(interrupted, next.state.invocation, now, { signal: delivery.signal });
+          await publishEvents(runtime.messaging, [...next.closing, ...next.events], delivery.signal);
+          await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal });
+          return;
+        }
+        case 'uncertain': {
+          if (stored === undefined) continue;
+          await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal });
+          return;
+        }
       }
-      case 'resume': {
-        if (stored === undefined) continue;
-        const current = invocationOf(stored);
-        const point = resumePipeline(current, descriptorFor(runtime, scope, current));
-        if (!point.resumable) throw new ToolplaneError('INTERNAL', `invocation ${current.invocationId} cannot resume: ${point.problem}`);
-        // Claim the call first (compare-and-set): of two replicas resuming it, one goes on.
-        const claimed = await runtime.invocations.advance(current, point.state.invocation, now, { release: isTerminalInvocationState(point.state.invocation.state), signal: delivery.signal });
-        await publishEvents(runtime.messaging, point.events, delivery.signal);
-        await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal });
-        return;
-      }
-      case 'new_attempt': {
-        if (stored === undefined) continue;
-        const interrupted = invocationOf(stored);
-        const next = startNextAttempt(interrupted, runtime.newId(), { now: now.toISOString() });
-        const persisted = await runtime.invocations.advance(interrupted, next.state.invocation, now, { signal: delivery.signal });
-        await publishEvents(runtime.messaging, [...next.closing, ...next.events], delivery.signal);
-        await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal });
-        return;
-      }
-      case 'uncertain': {
-        if (stored === undefined) continue;
-        await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal });
-        return;
-      }
+    } catch (error) {
+      // Another handler moved the call on first: decide again against what it is now.
+      if (error instanceof InvocationChangedError) continue;
+      throw error;
     }
   }
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the idempotency key changed hands repeatedly; retrying');
