@@ -229,6 +229,7 @@ export {
   ToolDefinitionChange,
   UnbindToolReply,
   UnbindToolRequest,
+  registryCommandSchemas,
   registryOperations,
 } from './registry-commands.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';

@@ -220,3 +220,17 @@ export type GetDescriptorRequest = z.infer<typeof GetDescriptorRequest>;
 /** One descriptor. */
 export const GetDescriptorReply = z.strictObject({ descriptor: ToolDescriptor });
 export type GetDescriptorReply = z.infer<typeof GetDescriptorReply>;
+
+/** Each operation's request and reply contract, for callers (`call(service, operation, schemas, body)`) and the registry. */
+export const registryCommandSchemas = {
+  register: { request: RegisterServerRequest, reply: RegisterServerReply },
+  discover: { request: ServerRequest, reply: DiscoverServerReply },
+  bind: { request: BindToolRequest, reply: BindToolReply },
+  unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
+  retire: { request: RetireServerRequest, reply: RetireServerReply },
+  grantException: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },
+  getServer: { request: ServerRequest, reply: ServerReply },
+  listServers: { request: ListServersRequest, reply: ListServersReply },
+  listTools: { request: ListToolsRequest, reply: ListToolsReply },
+  getDescriptor: { request: GetDescriptorRequest, reply: GetDescriptorReply },
+} as const satisfies Record<keyof typeof registryOperations, { request: z.ZodType; reply: z.ZodType }>;

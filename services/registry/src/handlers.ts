@@ -1,26 +1,9 @@
 import type { z } from 'zod';
 import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  GetDescriptorReply,
-  GetDescriptorRequest,
-  GrantAuthenticationExceptionRequest,
-  ListServersReply,
-  ListServersRequest,
-  ListToolsReply,
-  ListToolsRequest,
   PLATFORM_ADMIN_ROLE,
   POLICY_ADMIN_ROLE,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerReply,
-  ServerRequest,
-  UnbindToolReply,
-  UnbindToolRequest,
   commandFilter,
+  registryCommandSchemas,
   registryOperations,
   scopeOfSubject,
   type Scope,
@@ -87,18 +70,18 @@ const anyOperator: OperatorRequirement = {};
 
 /** Every request/reply operation of the registry, with its contracts and who may ask. */
 export const registryHandlers = [
-  forOperators(registryOperations.register, { request: RegisterServerRequest, reply: RegisterServerReply }, policyAdmin, registerServer),
-  forOperators(registryOperations.discover, { request: ServerRequest, reply: DiscoverServerReply }, policyAdmin, (c, s, r, actor, signal) => discoverServer(c, s, r.serverId, actor, signal)),
-  forOperators(registryOperations.bind, { request: BindToolRequest, reply: BindToolReply }, policyAdmin, bindTool),
-  forOperators(registryOperations.unbind, { request: UnbindToolRequest, reply: UnbindToolReply }, policyAdmin, unbindTool),
-  forOperators(registryOperations.retire, { request: RetireServerRequest, reply: RetireServerReply }, policyAdmin, (c, s, r, actor, signal) => retireServer(c, s, r.serverId, r.reason, actor, signal)),
-  forOperators(registryOperations.grantException, { request: GrantAuthenticationExceptionRequest, reply: ServerReply }, platformAdmin, async (c, s, r, actor, signal) => ({
+  forOperators(registryOperations.register, registryCommandSchemas.register, policyAdmin, registerServer),
+  forOperators(registryOperations.discover, registryCommandSchemas.discover, policyAdmin, (c, s, r, actor, signal) => discoverServer(c, s, r.serverId, actor, signal)),
+  forOperators(registryOperations.bind, registryCommandSchemas.bind, policyAdmin, bindTool),
+  forOperators(registryOperations.unbind, registryCommandSchemas.unbind, policyAdmin, unbindTool),
+  forOperators(registryOperations.retire, registryCommandSchemas.retire, policyAdmin, (c, s, r, actor, signal) => retireServer(c, s, r.serverId, r.reason, actor, signal)),
+  forOperators(registryOperations.grantException, registryCommandSchemas.grantException, platformAdmin, async (c, s, r, actor, signal) => ({
     server: await grantAuthenticationException(c, s, r, actor, signal),
   })),
-  forServices(registryOperations.getServer, { request: ServerRequest, reply: ServerReply }, async (c, s, r, signal) => ({ server: await loadServer(c, s, r.serverId, signal) })),
-  forOperators(registryOperations.listServers, { request: ListServersRequest, reply: ListServersReply }, anyOperator, (c, s, r, _actor, signal) => listServers(c, s, r, signal)),
-  forOperators(registryOperations.listTools, { request: ListToolsRequest, reply: ListToolsReply }, anyOperator, (c, s, r, _actor, signal) => listTools(c, s, r.serverId, signal)),
-  forOperators(registryOperations.getDescriptor, { request: GetDescriptorRequest, reply: GetDescriptorReply }, anyOperator, async (c, s, r, _actor, signal) => ({
+  forServices(registryOperations.getServer, registryCommandSchemas.getServer, async (c, s, r, signal) => ({ server: await loadServer(c, s, r.serverId, signal) })),
+  forOperators(registryOperations.listServers, registryCommandSchemas.listServers, anyOperator, (c, s, r, _actor, signal) => listServers(c, s, r, signal)),
+  forOperators(registryOperations.listTools, registryCommandSchemas.listTools, anyOperator, (c, s, r, _actor, signal) => listTools(c, s, r.serverId, signal)),
+  forOperators(registryOperations.getDescriptor, registryCommandSchemas.getDescriptor, anyOperator, async (c, s, r, _actor, signal) => ({
     descriptor: await getDescriptor(c, s, r, signal),
   })),
 ] as const;

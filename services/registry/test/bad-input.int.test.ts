@@ -1,23 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import type {
+  RegisterServerRequest} from '@toolplane/contracts';
 import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  GrantAuthenticationExceptionRequest,
-  ListServersReply,
-  ListServersRequest,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerReply,
-  ServerRequest,
-  UnbindToolReply,
-  UnbindToolRequest,
   type McpServer,
   type Scope,
+  registryCommandSchemas,
 } from '@toolplane/contracts';
 import { fixtureServerPath, freePort, realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
 import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
@@ -33,16 +22,7 @@ let everything: HttpServerProcess;
 let garbage: Server;
 let garbageUrl: string;
 
-const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
-  retire: { request: RetireServerRequest, reply: RetireServerReply },
-  getServer: { request: ServerRequest, reply: ServerReply },
-  listServers: { request: ListServersRequest, reply: ListServersReply },
-  grantException: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },
-};
+const schemas = registryCommandSchemas;
 
 beforeAll(async () => {
   registry = await startRegistry(scope);

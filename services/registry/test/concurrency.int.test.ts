@@ -1,15 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerRequest,
-  type McpServerRegistered,
-} from '@toolplane/contracts';
+import { type McpServerRegistered, registryCommandSchemas } from '@toolplane/contracts';
 import { realServerPath } from '@toolplane/mcp/testing';
 import type { Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
@@ -26,12 +16,7 @@ const replicas: RunningService[] = [];
 let client: Messaging;
 let store: Store;
 
-const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  retire: { request: RetireServerRequest, reply: RetireServerReply },
-};
+const schemas = registryCommandSchemas;
 
 beforeAll(async () => {
   replicas.push(await startRegistry(scope), await startRegistry(scope, { REGISTRY_WATCH: 'off' }));

@@ -1,26 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  GetDescriptorReply,
-  GetDescriptorRequest,
-  GrantAuthenticationExceptionRequest,
-  ListServersReply,
-  ListServersRequest,
-  ListToolsReply,
-  ListToolsRequest,
   PLATFORM_ADMIN_ROLE,
   POLICY_ADMIN_ROLE,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerReply,
-  ServerRequest,
-  UnbindToolReply,
-  UnbindToolRequest,
   type McpServer,
+  registryCommandSchemas,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { realServerPath } from '@toolplane/mcp/testing';
@@ -39,18 +22,7 @@ const everythingStdio = { executable: process.execPath, args: [realServerPath('e
 const remoteUrl = 'http://0.0.0.0:9/mcp';
 const unknownId = '5d7b0a2e-6c1f-4c3b-9a8e-0f1e2d3c4b5a';
 
-const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
-  retire: { request: RetireServerRequest, reply: RetireServerReply },
-  grantException: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },
-  getServer: { request: ServerRequest, reply: ServerReply },
-  listServers: { request: ListServersRequest, reply: ListServersReply },
-  listTools: { request: ListToolsRequest, reply: ListToolsReply },
-  getDescriptor: { request: GetDescriptorRequest, reply: GetDescriptorReply },
-};
+const schemas = registryCommandSchemas;
 
 let registry: RunningService;
 let client: Messaging;

@@ -3,24 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  GetDescriptorReply,
-  GetDescriptorRequest,
-  ListToolsReply,
-  ListToolsRequest,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerReply,
-  ServerRequest,
-  UnbindToolReply,
-  UnbindToolRequest,
-  type Scope,
-} from '@toolplane/contracts';
+import type { RegisterServerRequest} from '@toolplane/contracts';
+import { type Scope, registryCommandSchemas } from '@toolplane/contracts';
 import { realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
 import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
@@ -51,16 +35,7 @@ afterAll(async () => {
   if (memoryDir) await rm(memoryDir, { recursive: true, force: true });
 });
 
-const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
-  retire: { request: RetireServerRequest, reply: RetireServerReply },
-  getServer: { request: ServerRequest, reply: ServerReply },
-  listTools: { request: ListToolsRequest, reply: ListToolsReply },
-  getDescriptor: { request: GetDescriptorRequest, reply: GetDescriptorReply },
-};
+const schemas = registryCommandSchemas;
 
 /** Register → discover → bind → unbind → retire against one real server, checking state, read model and events. */
 async function lifecycle(tenantScope: Scope, registration: z.input<typeof RegisterServerRequest>, expectations: { tools: string[]; resources: boolean; prompts: boolean; bind: string }) {

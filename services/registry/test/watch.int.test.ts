@@ -2,19 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BindToolReply,
-  BindToolRequest,
-  DiscoverServerReply,
-  ListToolsReply,
-  ListToolsRequest,
-  RegisterServerReply,
-  RegisterServerRequest,
-  ServerReply,
-  ServerRequest,
-  type LifecycleEvent,
-  type McpServer,
-} from '@toolplane/contracts';
+import { type LifecycleEvent, type McpServer, registryCommandSchemas } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
 import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
@@ -33,13 +21,7 @@ let http: HttpServerProcess;
 let stateDir: string;
 let stateFile: string;
 
-const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  getServer: { request: ServerRequest, reply: ServerReply },
-  listTools: { request: ListToolsRequest, reply: ListToolsReply },
-};
+const schemas = registryCommandSchemas;
 
 beforeAll(async () => {
   replicas.push(await startRegistry(scope), await startRegistry(scope));

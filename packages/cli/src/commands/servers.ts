@@ -1,21 +1,14 @@
+import type {
+  RegisterServerRequest} from '@toolplane/contracts';
 import {
-  DiscoverServerReply,
-  GrantAuthenticationExceptionRequest,
-  ListServersReply,
-  ListServersRequest,
   McpServerState,
-  RegisterServerReply,
-  RegisterServerRequest,
-  RetireServerReply,
-  RetireServerRequest,
-  ServerReply,
-  ServerRequest,
   ToolplaneError,
   registryOperations,
   type McpAuthentication,
   type McpServer,
   type McpServerSetting,
   type McpServerSummary,
+  registryCommandSchemas,
 } from '@toolplane/contracts';
 import type { z } from 'zod';
 import type { CommandGroup } from '../command-group.js';
@@ -186,12 +179,12 @@ function summaryTable(servers: readonly McpServerSummary[]): string {
 }
 
 const schemas = {
-  register: { request: RegisterServerRequest, reply: RegisterServerReply },
-  list: { request: ListServersRequest, reply: ListServersReply },
-  show: { request: ServerRequest, reply: ServerReply },
-  discover: { request: ServerRequest, reply: DiscoverServerReply },
-  retire: { request: RetireServerRequest, reply: RetireServerReply },
-  grant: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },
+  register: registryCommandSchemas.register,
+  list: registryCommandSchemas.listServers,
+  show: registryCommandSchemas.getServer,
+  discover: registryCommandSchemas.discover,
+  retire: registryCommandSchemas.retire,
+  grant: registryCommandSchemas.grantException,
 };
 
 /** `toolplane servers register|list|show|discover|retire|grant-exception`: MCP servers in the registry. */

@@ -1,19 +1,14 @@
+import type {
+  BindToolRequest} from '@toolplane/contracts';
 import {
-  BindToolReply,
-  BindToolRequest,
-  GetDescriptorReply,
-  GetDescriptorRequest,
   IdempotencySemantics,
-  ListToolsReply,
-  ListToolsRequest,
   RiskClass,
   SandboxKind,
   SideEffectClass,
   ToolplaneError,
-  UnbindToolReply,
-  UnbindToolRequest,
   registryOperations,
   type ToolDescriptor,
+  registryCommandSchemas,
 } from '@toolplane/contracts';
 import type { z } from 'zod';
 import type { CommandGroup } from '../command-group.js';
@@ -106,10 +101,10 @@ export function descriptorFields(descriptor: ToolDescriptor): string {
 }
 
 const schemas = {
-  list: { request: ListToolsRequest, reply: ListToolsReply },
-  bind: { request: BindToolRequest, reply: BindToolReply },
-  unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
-  show: { request: GetDescriptorRequest, reply: GetDescriptorReply },
+  list: registryCommandSchemas.listTools,
+  bind: registryCommandSchemas.bind,
+  unbind: registryCommandSchemas.unbind,
+  show: registryCommandSchemas.getDescriptor,
 };
 
 /** `toolplane tools list|bind|unbind|show`: discovered tools and their bindings to governed descriptors. */
