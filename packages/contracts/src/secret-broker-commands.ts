@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConnectionRef, ExternalId, InvocationId, IsoDateTime, PrincipalId, ToolId, Uuid, boundedText } from './primitives.js';
 import { SealedBox, SealingKeyId } from './sealed-secrets.js';
-import { ConnectionKind, ConnectionName, ConnectionState, OAuth2ClientSettings, OAuthScope } from './secret-broker-documents.js';
+import { Connection, ConnectionKind, ConnectionName, ConnectionState, OAuth2ClientSettings, OAuthScope } from './secret-broker-documents.js';
 
 // Request/reply contracts of the secret broker (`tp.v1.cmd.{tenant}.{workspace}.secrets.{operation}`). Scope comes
 // from the subject, never from a body. Secret material goes in once (create, rotate) and never comes out: no reply
@@ -74,27 +74,14 @@ export const LeasedCredential = z
 export type LeasedCredential = z.infer<typeof LeasedCredential>;
 
 /** A connection as every read shows it: metadata only, never secret material. */
-export const ConnectionView = z.strictObject({
-  connectionId: Uuid,
-  name: ConnectionName,
-  kind: ConnectionKind,
-  state: ConnectionState,
-  allowedTools: z.array(ToolId),
-  description: boundedText(500).optional(),
-  secretGeneration: z.number().int().positive(),
-  /** The key-encryption key the secret is wrapped with (absent once revoked). */
-  kekId: SealingKeyId.optional(),
-  oauth2: OAuth2ClientSettings.optional(),
-  createdAt: IsoDateTime,
-  createdBy: PrincipalId.optional(),
-  updatedAt: IsoDateTime,
-  rotatedAt: IsoDateTime.optional(),
-  rotatedBy: PrincipalId.optional(),
-  revokedAt: IsoDateTime.optional(),
-  revokedBy: PrincipalId.optional(),
-  revokeReason: boundedText(500).optional(),
-  version: z.number().int().positive(),
-});
+export const ConnectionView = Connection.omit({ tenant: true, workspace: true, secret: true })
+  .extend({
+    /** Tools that may use it (a revoked connection keeps its list). */
+    allowedTools: z.array(ToolId),
+    /** The key-encryption key the secret is wrapped with (absent once revoked). */
+    kekId: SealingKeyId.optional(),
+  })
+  .strict();
 export type ConnectionView = z.infer<typeof ConnectionView>;
 
 /** Creates a connection in the subject's scope with its first credential. */
