@@ -180,7 +180,7 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
     return session;
   } catch (error) {
     await session.close();
-    throw translateMcpError(error, {
+    const failure = translateMcpError(error, {
       method: 'initialize',
       target: description,
       dispatched: true,
@@ -189,10 +189,30 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
       transportFailure: session.failureReason ?? stdio?.failureReason,
       transportClosed: true,
     });
+    throw withStderrTail(failure, stdio?.stderrTail() ?? '');
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** How much of a stdio server's stderr a failed handshake's message quotes (its end: where the reason usually is). */
+const HANDSHAKE_STDERR_QUOTE_BYTES = 2048;
+
+/**
+ * The handshake failure with the end of the server's stderr quoted (one line, JSON-escaped): a server that dies at
+ * start says why there (a missing module, a bad flag), and the caller otherwise sees only an exit code.
+ */
+function withStderrTail(failure: ToolplaneError, stderr: string): ToolplaneError {
+  const bytes = Buffer.from(stderr.trimEnd(), 'utf8');
+  if (bytes.length === 0) return failure;
+  const tail = bytes.subarray(Math.max(0, bytes.length - HANDSHAKE_STDERR_QUOTE_BYTES)).toString('utf8');
+  const quoted = JSON.stringify(bytes.length > HANDSHAKE_STDERR_QUOTE_BYTES ? `…${tail}` : tail);
+  return new ToolplaneError(failure.code, `${failure.message}; server stderr: ${quoted}`, {
+    cause: failure.cause,
+    retryable: failure.retryable,
+    ...(failure.details === undefined ? {} : { details: failure.details }),
+  });
 }
 
 /** Whether an abort reason means a deadline (AbortSignal.timeout, a TIMEOUT error) or a cancellation. */

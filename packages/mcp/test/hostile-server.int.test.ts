@@ -209,6 +209,17 @@ describe('protocol violations and dying servers', () => {
     expect(stderr.join('')).toContain('exiting on start as asked');
   });
 
+  it("names the end of the server's stderr (at most 2 KiB) in a failed handshake's message", async () => {
+    // The server writes 10,000 bytes of "e", "END-OF-STDERR" and its goodbye to stderr, then exits.
+    const error: unknown = await connectMcp(hostile(undefined, { HOSTILE_STDERR_BYTES: '10000', HOSTILE_EXIT_ON_START: '3' }), { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { providerErrorType: 'ProcessExited', exitCode: 3 } });
+    const message = (error as Error).message;
+    expect(message).toMatch(/; server stderr: "…e{100,}END-OF-STDERR\\nhostile: exiting on start as asked"$/);
+    expect(message).not.toContain('\n');
+    expect(message).not.toContain('e'.repeat(2049));
+    expect(message.length).toBeLessThan(2048 + 400);
+  });
+
   it('reports a server that dies during a call as UNKNOWN_OUTCOME, and later requests as unavailable', async () => {
     const session = await connectMcp(hostile(), { timeoutMs: 20_000 });
     await expect(session.callTool('exit', { code: 7 }, { timeoutMs: 10_000 })).rejects.toMatchObject({
