@@ -170,6 +170,15 @@ function pastDeadline(invocation: ToolInvocation, now: IsoDateTime): boolean {
   return Date.parse(now) > Date.parse(invocation.deadline);
 }
 
+/**
+ * A granted call resumes with the execution budget it was received with (its deadline − receivedAt), counted from
+ * the decision: the wait for a human is not part of the budget, however long it took.
+ */
+function withFreshBudget(invocation: ToolInvocation, now: IsoDateTime): ToolInvocation {
+  const budgetMs = Date.parse(invocation.deadline) - Date.parse(invocation.receivedAt);
+  return { ...invocation, deadline: new Date(Date.parse(now) + budgetMs).toISOString(), updatedAt: now };
+}
+
 /** Moves on to `next`, unless the deadline has passed before the call started: then the call is denied. */
 function proceed(previous: PipelineState, next: PipelineState, ctx: PipelineContext, events: readonly PipelineEvent[] = [], required = false): PipelineTransition {
   const stage = preExecutionStage[previous.step];
@@ -372,8 +381,10 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
         if (invocation.approvalId === undefined || invocation.approvalId !== outcome.approvalId) return reject(state, 'only an approval granted to an earlier attempt of this call carries over');
         return proceed(state, { ...state, step: 'CREDENTIAL_BROKER', decision: undefined }, ctx);
       }
+      // The approval lives for the policy's TTL, not for the caller's wait: the call waits parked (durably, past its
+      // deadline) and a grant gives it a fresh execution budget (see APPROVAL_DECISION).
       const ttlMs = decision.approval?.ttlMs ?? 3_600_000;
-      const expiresAt = new Date(Math.min(Date.parse(now) + ttlMs, Date.parse(invocation.deadline))).toISOString();
+      const expiresAt = new Date(Date.parse(now) + ttlMs).toISOString();
       const parked: ToolInvocation = { ...invocation, state: 'AwaitingApproval', approvalId: outcome.approvalId, updatedAt: now };
       const { invocation: numbered, event } = appendEvent(
         parked,
@@ -408,7 +419,7 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
           if (state.descriptor === undefined) {
             return deny(state, 'APPROVAL', { code: 'CONFLICT', message: `${invocation.toolId}@${invocation.toolVersion ?? '?'} is no longer available`, retryable: false });
           }
-          return proceed(state, { ...state, step: 'CREDENTIAL_BROKER' }, ctx);
+          return proceed(state, { ...state, step: 'CREDENTIAL_BROKER', invocation: withFreshBudget(invocation, now) }, ctx);
       }
       break;
     }

@@ -101,6 +101,21 @@ function gatedPath() {
   return { decision, states, transitions, events, final: state };
 }
 
+/** Drives the gated tool's path (every stage at 10 ms after receipt) until it is parked for the approval decision. */
+function parkedFor(overrides: Partial<Parameters<typeof request>[0]>) {
+  const start = received(gatedTool, overrides);
+  const decision = decisionFor(start.state, gatedTool);
+  let state = start.state;
+  let requested: PipelineEvent | undefined;
+  while (state.step !== 'APPROVAL_DECISION') {
+    const transition = must(advancePipeline(state, outcomeFor(state.step, state, decision) as StageOutcome, ctx(later(10))));
+    requested ??= transition.events.find((event) => event.type === 'ApprovalRequested');
+    state = transition.state;
+  }
+  if (requested === undefined) throw new Error('the gated path asked for no approval');
+  return { parked: state, decision, requested };
+}
+
 describe('the invocation pipeline', () => {
   it('passes every stage in the fixed order, one at a time', () => {
     const { states } = gatedPath();
@@ -225,12 +240,39 @@ describe('the invocation pipeline', () => {
     }
   });
 
-  it('asks for approval with a summary, the policy’s approvers and an expiry within the deadline', () => {
+  it('asks for approval with a summary, the policy’s approvers and an expiry the policy’s TTL from now', () => {
     const { transitions } = gatedPath();
     const requested = transitions.find((t) => t.state.step === 'APPROVAL_DECISION')?.events[0];
     expect(requested?.type).toBe('ApprovalRequested');
-    expect(requested?.data).toMatchObject({ approvalId: ids.approval, sideEffectClass: 'DESTRUCTIVE', riskClass: 'MEDIUM', approvers: { roles: ['approver'] }, expiresAt: later(60_000) });
+    expect(requested?.data).toMatchObject({ approvalId: ids.approval, sideEffectClass: 'DESTRUCTIVE', riskClass: 'MEDIUM', approvers: { roles: ['approver'] }, expiresAt: later(10 + 3_600_000) });
     expect((requested?.data as { summary: string }).summary).toContain('github.create_issue@1.0.0');
+  });
+
+  it('gives the approval the policy’s whole TTL even when the caller’s deadline is sooner', () => {
+    const { parked, requested } = parkedFor({ timeoutMs: 2000 });
+    expect(parked.invocation.deadline).toBe(later(2000));
+    expect(requested.data).toMatchObject({ expiresAt: later(10 + 3_600_000) });
+  });
+
+  it('resumes a call granted after its original deadline with a fresh execution budget, never TIMEOUT', () => {
+    const { parked, decision } = parkedFor({ timeoutMs: 2000 });
+    const grantedAt = later(600_000);
+    const granted = must(advancePipeline(parked, outcomeFor('APPROVAL_DECISION', parked, decision) as StageOutcome, ctx(grantedAt)));
+    expect(granted.state.step).toBe('CREDENTIAL_BROKER');
+    // The new deadline is the decision time plus the call's original budget (deadline − received).
+    expect(granted.state.invocation.deadline).toBe(later(2000, grantedAt));
+    let state = granted.state;
+    const events: PipelineEvent[] = [];
+    for (const step of ['CREDENTIAL_BROKER', 'SANDBOX', 'START'] as const) {
+      const next = must(advancePipeline(state, outcomeFor(step, state, decision) as StageOutcome, ctx(later(50, grantedAt))));
+      events.push(...next.events);
+      state = next.state;
+    }
+    expect(state.step).toBe('EXECUTE');
+    expect(events.find((event) => event.type === 'ToolCallStarted')?.data).toMatchObject({ deadline: later(2000, grantedAt) });
+    // The fresh budget is a budget: once it runs out before the start, the call is denied TIMEOUT as any other.
+    const tooLate = must(advancePipeline(granted.state, outcomeFor('CREDENTIAL_BROKER', granted.state, decision) as StageOutcome, ctx(later(2001, grantedAt))));
+    expect(tooLate.state.ending).toMatchObject({ state: 'Denied', failure: { code: 'TIMEOUT' } });
   });
 
   it('denies schema-invalid arguments with INVALID_ARGUMENT before anything runs', () => {
