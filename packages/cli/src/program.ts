@@ -1,9 +1,13 @@
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { hasErrorCode } from '@toolplane/contracts';
 import type { CommandGroup } from './command-group.js';
 import { commandGroups } from './commands.js';
 import { createContext, type CliContext, type GlobalOptions } from './context.js';
 import type { CliIo } from './output.js';
+
+/** The CLI package's version (`toolplane --version`); package.json is one folder up from both src/ and dist/. */
+export const cliVersion = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /**
  * Runs `toolplane` with the given arguments (without `node` and the script) and resolves with the exit code.
@@ -12,6 +16,9 @@ import type { CliIo } from './output.js';
 export async function runCli(argv: readonly string[], io: CliIo, groups: readonly CommandGroup[] = commandGroups): Promise<number> {
   const program = new Command('toolplane')
     .description('Operate Toolplane: MCP servers, tool bindings, approvals, connections, calls and audit.')
+    .version(cliVersion, '-V, --version', 'print the version of the toolplane CLI')
+    // Set before the groups add their commands, which inherit it: every subcommand's help lists the global flags.
+    .configureHelp({ showGlobalOptions: true })
     .option('--nats <url>', 'NATS server URL (default: $TOOLPLANE_NATS_URL, $NATS_URL, nats://127.0.0.1:4222)')
     .option('--tenant <id>', 'tenant (default: $TOOLPLANE_TENANT)')
     .option('--workspace <id>', 'workspace (default: $TOOLPLANE_WORKSPACE)')

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ToolplaneError } from '@toolplane/contracts';
 import type { CommandGroup } from './command-group.js';
@@ -22,6 +23,25 @@ describe('runCli', () => {
     const io = capture();
     expect(await runCli(['--help'], io)).toBe(0);
     for (const flag of ['--nats', '--tenant', '--workspace', '--json']) expect(io.out()).toContain(flag);
+  });
+
+  it('prints the CLI package’s version for --version and -V and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const io = capture();
+      expect(await runCli([flag], io)).toBe(0);
+      expect(io.out()).toBe(`${version}\n`);
+    }
+  });
+
+  it('lists the global flags in every subcommand’s help', async () => {
+    for (const argv of [['tools', 'list', '--help'], ['invoke', '--help'], ['help', 'servers', 'register']]) {
+      const io = capture();
+      expect(await runCli(argv, io)).toBe(0);
+      const globals = io.out().split('Global Options:')[1];
+      expect(globals, argv.join(' ')).toBeDefined();
+      for (const flag of ['--nats <url>', '--tenant <id>', '--workspace <id>', '--json', '--timeout <ms>', '--inbox-prefix <prefix>']) expect(globals).toContain(flag);
+    }
   });
 
   const failing: CommandGroup = (program, context) => {
