@@ -310,6 +310,17 @@ export interface CrashedCall {
  * The request's redelivery then finds it.
  */
 export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise<PipelineState['invocation']> {
+  const { state, outbox } = await crashedCallState(store, call);
+  const expired = new Date(Date.now() - 1_000).toISOString();
+  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(call.scope, call.idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
+  return state.invocation;
+}
+
+/**
+ * The pipeline state of `call` at the step it names, built by the core as the adapter builds it (see
+ * `storeLeftByCrash`), stored nowhere; a parked call's ApprovalRequested as `outbox`.
+ */
+export async function crashedCallState(store: Store, call: CrashedCall): Promise<{ readonly state: PipelineState; readonly outbox: ApprovalRequested[] | undefined }> {
   const { scope, descriptor, caller, idempotencyKey } = call;
   const args = call.arguments;
   const now = new Date().toISOString();
@@ -347,7 +358,5 @@ export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise
   }
   // A parked call is stored with its ApprovalRequested in the outbox, as the adapter stores it.
   const outbox = state.invocation.state === 'AwaitingApproval' ? emitted.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
-  const expired = new Date(Date.now() - 1_000).toISOString();
-  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(scope, idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
-  return state.invocation;
+  return { state, outbox };
 }

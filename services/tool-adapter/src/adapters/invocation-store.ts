@@ -33,6 +33,12 @@ export class InvocationChangedError extends ToolplaneError {
   }
 }
 
+/** A live handler's hold on the processing lease of an executing call (see `InvocationStore.holdWhileExecuting`). */
+export interface LeaseHold {
+  /** Stops renewing; once no renewal is in flight, the call as last stored (its version guards the next write). */
+  release(): Promise<ToolInvocation>;
+}
+
 /** Reads, creates and moves on ToolInvocation documents. */
 export class InvocationStore {
   readonly #collection: StoreCollection<StoredInvocation>;
@@ -114,19 +120,47 @@ export class InvocationStore {
 
   /**
    * Keeps the processing lease of an executing call alive while its provider call runs, renewing it every third of
-   * the lease (without changing the version); the returned function stops. A live handler is never taken over, and a
-   * dead one's lease lapses within one lease, so a redelivery can still start attempt 2 before the call's deadline.
+   * the lease by compare-and-set like every other write (a plain update would bypass the claims on FerretDB, where a
+   * renewal read before the terminal write and written after it would undo it). A live handler is never taken over,
+   * and a dead one's lease lapses within one lease. Renewals move the version on: `release()` waits for the one in
+   * flight and hands back the call as last stored, whose version guards the handler's next write. A renewal that
+   * loses its compare-and-set (the call was taken over) stops the renewing; the handler's next write then loses too.
    */
-  holdWhileExecuting(invocation: ToolInvocation, clock: () => Date): () => void {
+  holdWhileExecuting(invocation: ToolInvocation, clock: () => Date): LeaseHold {
     const id = invocationDocumentId({ tenant: invocation.tenant, workspace: invocation.workspace }, invocation.idempotencyKey);
-    const renew = () => {
-      // A renewal that fails (the store briefly away) only lets the lease lapse early: a takeover then starts a READ
-      // again or ends a write Uncertain, and this handler's terminal write loses its compare-and-set.
-      this.#collection.raw.updateOne({ _id: id, version: invocation.version, state: 'Executing' }, { $set: { leaseUntil: this.#leaseFrom(clock()) } }).catch(() => undefined);
+    let current = invocation;
+    let renewing: Promise<void> | undefined;
+    let stopped = false;
+    const renew = async () => {
+      try {
+        const result = await compareAndSet(
+          this.#collection,
+          { id, expect: { version: current.version, state: 'Executing' }, set: { leaseUntil: this.#leaseFrom(clock()) } },
+          { timeoutMs: this.#leaseMs },
+        );
+        if (result.ok) current = { ...current, version: result.document.version };
+        else stop();
+      } catch {
+        // The store briefly away only lets the lease lapse early: a takeover then starts a READ again or ends a
+        // write Uncertain, and this handler's terminal write loses its compare-and-set.
+      }
     };
-    const timer = setInterval(renew, Math.max(100, Math.floor(this.#leaseMs / 3)));
+    const timer = setInterval(() => {
+      if (stopped || renewing !== undefined) return;
+      renewing = renew().finally(() => (renewing = undefined));
+    }, Math.max(100, Math.floor(this.#leaseMs / 3)));
     timer.unref();
-    return () => clearInterval(timer);
+    const stop = () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+    return {
+      release: async () => {
+        stop();
+        await renewing;
+        return current;
+      },
+    };
   }
 
   #leaseFrom(now: Date): string {

@@ -181,7 +181,19 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
   const memo: StageMemo = { secrets: [] };
   while (state.step !== 'DONE') {
     if (state.step === 'APPROVAL_DECISION') return; // parked: the approval decision resumes it, on any replica
-    const outcome = await performStage(runtime, state, run, memo);
+    let outcome: StageOutcome;
+    if (state.step === 'EXECUTE') {
+      // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over. Renewals
+      // move the version on: the next write is guarded by the version the last one produced.
+      const hold = runtime.invocations.holdWhileExecuting(stored, runtime.clock);
+      try {
+        outcome = await performStage(runtime, state, run, memo);
+      } finally {
+        stored = await hold.release();
+      }
+    } else {
+      outcome = await performStage(runtime, state, run, memo);
+    }
     const now = runtime.clock();
     const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
     if (!transition.accepted) throw new ToolplaneError('INTERNAL', `the pipeline refused the ${outcome.step} outcome: ${transition.problem}`);
@@ -247,14 +259,7 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
     case 'EXECUTE': {
-      // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over.
-      const release = runtime.invocations.holdWhileExecuting(invocation, runtime.clock);
-      let execution: ExecutionResult;
-      try {
-        execution = await execute(runtime, state, run, memo.target);
-      } finally {
-        release();
-      }
+      const execution = await execute(runtime, state, run, memo.target);
       failpoint(adapterFailpoints.afterProviderReturned);
       return { step: 'EXECUTE', execution };
     }
