@@ -8,8 +8,12 @@
 //                                       [--role R]… [--expires-in 8h]
 //                                       prints an operator token for TOOLPLANE_TOKEN (default roles: approver,
 //                                       policy-admin, platform-admin)
-// The services trust operator tokens of tenant `dev` signed with the development operator key, whose private half
-// is kept in .local/dev-operator-key.json ($TOOLPLANE_LOCAL_DIR if set; created on first use, never printed).
+//   node infra/local/dev-keys.mjs agent-token [--agent dev-agent] [--revision 1] [--tenant dev] [--workspace main]
+//                                       [--principal user:dev@localhost] [--expires-in 8h]
+//                                       prints an agent context token for TOOLPLANE_AGENT_TOKEN
+// The services trust tokens of tenant `dev` signed with the development token key (TOOLPLANE_TRUSTED_KEYS), whose
+// private half is kept in .local/dev-operator-key.json ($TOOLPLANE_LOCAL_DIR if set; created on first use, never
+// printed). It signs both kinds: what a token may do is its kind's and its claims', not the key's.
 // Needs the workspaces built (npm run build): it uses @toolplane/sealing's key generators and @toolplane/auth.
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,8 +24,10 @@ import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 const root = path.resolve(import.meta.dirname, '../..');
 const operatorKeyFile = path.join(process.env.TOOLPLANE_LOCAL_DIR ?? path.join(root, '.local'), 'dev-operator-key.json');
 const operatorKid = 'dev-operator-1';
-/** The tenant development operator tokens are trusted for. */
+/** The tenant development tokens are trusted for. */
 export const devTenant = 'dev';
+/** The agent of development agent tokens, whose profile `npm start` writes (infra/local/dev-agent-profile.json). */
+export const devAgentId = 'dev-agent';
 
 /** The development operator signing key (a private Ed25519 JWK), created on first use. */
 function operatorPrivateJwk() {
@@ -39,6 +45,19 @@ function trustedKeys() {
   return JSON.stringify({ [devTenant]: [{ kty, crv, x, kid: kid ?? operatorKid, alg: 'EdDSA', use: 'sig' }] });
 }
 
+/**
+ * Which development keys each service is given: only the settings its configuration reads (services/NAME/src/service.ts).
+ * The key-encryption keys stay with the secret broker, the adapter's signing and sealing keys with the adapter.
+ */
+export const devKeysByService = {
+  registry: ['TOOLPLANE_TRUSTED_KEYS'],
+  'tool-adapter': ['TOOLPLANE_TRUSTED_KEYS', 'ADAPTER_SIGNING_KEY', 'TOOL_ADAPTER_SECRET_KEY'],
+  approval: ['TOOLPLANE_TRUSTED_KEYS'],
+  'secret-broker': ['TOOLPLANE_TRUSTED_KEYS', 'SECRET_BROKER_KEKS', 'SECRET_BROKER_RECIPIENTS'],
+  'audit-projector': ['TOOLPLANE_TRUSTED_KEYS'],
+  'flow-runner': [],
+};
+
 export function devKeyEnv() {
   const adapter = generateRecipientKeyPair();
   return {
@@ -52,10 +71,30 @@ export function devKeyEnv() {
   };
 }
 
+/** The values of a repeatable flag, and the last value of a flag (or its default). */
+function flagReader(args) {
+  const values = (flag) => args.flatMap((arg, i) => (arg === flag && args[i + 1] !== undefined ? [args[i + 1]] : []));
+  return { values, one: (flag, fallback) => values(flag).at(-1) ?? fallback };
+}
+
+/** An agent context token (kind `agent`) signed with the development key: what an agent runtime sends with each call. */
+async function devAgentToken(args) {
+  const { one } = flagReader(args);
+  const claims = {
+    kind: 'agent',
+    tenant: one('--tenant', devTenant),
+    workspace: one('--workspace', 'main'),
+    principal: one('--principal', 'user:dev@localhost'),
+    agentId: one('--agent', devAgentId),
+    agentRevision: one('--revision', '1'),
+  };
+  const key = operatorPrivateJwk();
+  return issueToken(claims, key, { kid: key.kid ?? operatorKid, expiresIn: one('--expires-in', '8h') });
+}
+
 /** An operator token signed with the development operator key. */
 async function devOperatorToken(args) {
-  const values = (flag) => args.flatMap((arg, i) => (arg === flag && args[i + 1] !== undefined ? [args[i + 1]] : []));
-  const one = (flag, fallback) => values(flag).at(-1) ?? fallback;
+  const { values, one } = flagReader(args);
   const workspaces = values('--workspace');
   const roles = values('--role');
   const claims = {
@@ -78,6 +117,8 @@ if (process.argv[1] === import.meta.filename) {
   const fileFlag = process.argv.indexOf('--file');
   if (process.argv[2] === 'token') {
     process.stdout.write(`${await devOperatorToken(process.argv.slice(3))}\n`);
+  } else if (process.argv[2] === 'agent-token') {
+    process.stdout.write(`${await devAgentToken(process.argv.slice(3))}\n`);
   } else if (fileFlag === -1) {
     process.stdout.write(lines(devKeyEnv()));
   } else {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts the local nats-server (JetStream, file storage) and FerretDB (SQLite) in the background, with their
-# data under $TOOLPLANE_LOCAL_DIR (default .local), and waits until both accept connections.
+# Starts the local nats-server (JetStream, file storage) and FerretDB (SQLite) in the background, each in a process
+# group of its own, with their data under $TOOLPLANE_LOCAL_DIR (default .local), and waits until both accept connections.
 # Ports: NATS_PORT (4222), NATS_MONITOR_PORT (8222), MONGO_PORT (27017), FERRETDB_DEBUG_PORT (8088).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +18,10 @@ mkdir -p "$run" "$data/nats" "$data/ferretdb" "$local_dir/logs"
 for b in nats-server ferretdb; do
   [ -x "$bin/$b" ] || { echo "infra/local/start.sh: $bin/$b is missing; run: npm run infra:install" >&2; exit 1; }
 done
+
+# Job control: each background server gets a process group of its own, so a terminal's Ctrl-C (sent to the
+# foreground group, `npm start` included) does not reach them; `npm start` stops them after the services drained.
+set -m
 
 alive() { [ -f "$run/$1.pid" ] && kill -0 "$(cat "$run/$1.pid")" 2>/dev/null; }
 

@@ -1,11 +1,17 @@
 #!/usr/bin/env node
 // `npm start`: brings the whole platform up on this machine and keeps it in the foreground.
-// Without NATS_URL/MONGODB_URL it installs (once) and starts the local nats-server and FerretDB; then it
-// builds the workspaces, starts the six services, waits until each reports ready on /readyz, and on
-// Ctrl-C (SIGINT) or SIGTERM stops the services (each drains and exits) and the infrastructure it started.
-import { spawn, spawnSync } from 'node:child_process';
+// Without NATS_URL/MONGODB_URL it installs (once) and starts the local nats-server and FerretDB (each in a process
+// group of its own, so a terminal's Ctrl-C reaches only this supervisor); then it builds the workspaces, starts the
+// six services, each with only its own development keys, waits until each reports ready on /readyz, makes sure the
+// development agent profile exists, and prints the first-call path.
+// Supervision: a service that exits after it was ready is restarted, after 1 s, then 2, 4 … up to 30 s while it
+// keeps failing (back to 1 s once a run lasted a minute), with one line saying why. One that exits before it was
+// first ready stops `npm start` (a bad setting does not mend itself).
+// On Ctrl-C (SIGINT) or SIGTERM it stops the services (each drains and exits), then the infrastructure it started.
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const localDir = process.env.TOOLPLANE_LOCAL_DIR ?? path.join(root, '.local');
@@ -14,6 +20,11 @@ const basePort = Number(process.env.TOOLPLANE_BASE_PORT ?? 7101);
 
 /** The six services, each on its own port (base + index). */
 const services = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner'];
+
+/** Restart backoff: the first delay, its cap, and how long a run must last for the delay to start over. */
+const restartBackoff = { firstMs: 1_000, maxMs: 30_000, stableAfterMs: 60_000 };
+/** How long a stopping service may drain before it is killed. */
+const stopGraceMs = 20_000;
 
 const say = (line) => process.stdout.write(`toolplane: ${line}\n`);
 const fail = (line) => {
@@ -36,7 +47,7 @@ let natsUrl = process.env.NATS_URL;
 let mongoUrl = process.env.MONGODB_URL;
 let startedInfra = false;
 if (!natsUrl && !mongoUrl) {
-  runStep('installing local nats-server and FerretDB (first run builds them with Go)', 'bash', ['infra/local/install.sh']);
+  runStep('installing local nats-server and FerretDB (the first run builds them with Go: about 9 minutes on 2 cores)', 'bash', ['infra/local/install.sh']);
   const out = runStep('starting local nats-server and FerretDB', 'bash', ['infra/local/start.sh']);
   natsUrl = /NATS_URL=(\S+)/.exec(out)?.[1];
   mongoUrl = /MONGODB_URL=(\S+)/.exec(out)?.[1];
@@ -46,61 +57,118 @@ if (!natsUrl && !mongoUrl) {
 }
 runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 
-// Development keys for the services that need them (kept in .local across runs), unless the environment
-// already provides them.
+// Development keys (kept in .local across runs); a key the environment sets wins over the file's. dev-keys.mjs needs
+// the build, hence imported only now.
+const devKeysScript = path.join(root, 'infra/local/dev-keys.mjs');
+const { devAgentId, devKeysByService, devTenant } = await import(devKeysScript);
 const devKeysFile = path.join(localDir, 'dev-keys.env');
-runStep('preparing development keys', process.execPath, [path.join(root, 'infra/local/dev-keys.mjs'), '--file', devKeysFile]);
-const devKeys = Object.fromEntries(
+runStep('preparing development keys', process.execPath, [devKeysScript, '--file', devKeysFile]);
+const fileKeys = Object.fromEntries(
   readFileSync(devKeysFile, 'utf8')
     .split('\n')
     .map((line) => /^([A-Z0-9_]+)='(.*)'$/.exec(line))
     .filter(Boolean)
-    .filter(([, key]) => process.env[key] === undefined)
     .map(([, key, value]) => [key, value]),
 );
+const keyNames = new Set(Object.values(devKeysByService).flat());
+// What every service inherits: this environment without any key, so a key set here reaches only its service.
+const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !keyNames.has(key)));
+
+/** The environment of one service: the shared one, its own keys, where NATS and MongoDB are, its port. */
+function serviceEnv(name, port) {
+  const own = devKeysByService[name].flatMap((key) => {
+    const value = process.env[key] ?? fileKeys[key];
+    return value === undefined ? [] : [[key, value]];
+  });
+  return { ...sharedEnv, ...Object.fromEntries(own), NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) };
+}
 
 mkdirSync(logDir, { recursive: true });
-const children = new Map();
+/** Per service: its current process (if any), when it started, whether it was ever ready, its next restart delay. */
+const supervised = new Map();
 let stopping = false;
 
-for (const [index, name] of services.entries()) {
-  const port = basePort + index;
-  const log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+/** The last line a service wrote (stdout or stderr), shortened: the likeliest reason it exited. */
+function lastLine(state) {
+  const line = state.tail.trimEnd().split('\n').at(-1) ?? '';
+  return line.length > 400 ? `${line.slice(0, 400)}…` : line;
+}
+
+function launch(name) {
+  const state = supervised.get(name);
   const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist/main.js')], {
     cwd: root,
-    env: { ...devKeys, ...process.env, NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) },
+    env: serviceEnv(name, state.port),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a terminal's Ctrl-C reaches only this supervisor, which then stops each
     // service once with SIGTERM (a service takes a second signal as "exit now").
     detached: true,
   });
-  child.stdout.pipe(log);
+  state.child = child;
+  state.startedAt = Date.now();
+  state.tail = '';
+  const remember = (chunk) => {
+    state.tail = (state.tail + chunk.toString()).slice(-4096);
+  };
+  child.stdout.on('data', (chunk) => {
+    state.log.write(chunk);
+    remember(chunk);
+  });
   child.stderr.on('data', (chunk) => {
-    log.write(chunk);
+    state.log.write(chunk);
+    remember(chunk);
     process.stderr.write(`[${name}] ${chunk}`);
   });
-  child.on('exit', (code, signal) => {
-    children.delete(name);
-    if (!stopping) {
-      say(`${name} exited unexpectedly (${signal ?? `exit ${code}`}); see ${path.join(logDir, `${name}.log`)}`);
-      void stop(1);
-    } else if (children.size === 0) {
-      finish();
-    }
-  });
-  children.set(name, { child, port });
+  child.on('exit', (code, signal) => onExit(name, code, signal));
 }
 
-async function waitReady(name, port, deadline) {
-  while (Date.now() < deadline) {
-    if (!children.has(name)) return false;
+function onExit(name, code, signal) {
+  const state = supervised.get(name);
+  state.child = undefined;
+  if (stopping) {
+    if (running().length === 0) finish();
+    return;
+  }
+  const why = signal === null ? `exit ${code}` : `signal ${signal}`;
+  const ranMs = Date.now() - state.startedAt;
+  const last = lastLine(state);
+  if (!state.everReady) {
+    say(`${name} exited before it was ready (${why}); see ${path.join(logDir, `${name}.log`)}${last === '' ? '' : `; last log line: ${last}`}`);
+    void stop(1);
+    return;
+  }
+  if (ranMs >= restartBackoff.stableAfterMs) state.delayMs = restartBackoff.firstMs;
+  const delayMs = state.delayMs;
+  state.delayMs = Math.min(delayMs * 2, restartBackoff.maxMs);
+  say(`${name} exited (${why}) after ${Math.round(ranMs / 1000)} s; restarting in ${Math.round(delayMs / 1000)} s${last === '' ? '' : `; last log line: ${last}`}`);
+  state.restartTimer = setTimeout(() => {
+    state.restartTimer = undefined;
+    if (stopping) return;
+    launch(name);
+    void waitReady(name, Date.now() + 120_000).then((ready) => {
+      if (ready) say(`${name} ready again (pid ${state.child?.pid})`);
+    });
+  }, delayMs);
+}
+
+const running = () => [...supervised.values()].filter((state) => state.child !== undefined);
+
+/** Polls the service's /readyz until it answers 200 while the same process runs, or the deadline passes. */
+async function waitReady(name, deadline) {
+  const state = supervised.get(name);
+  const child = state.child;
+  while (Date.now() < deadline && !stopping) {
+    if (state.child !== child) return false;
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.status === 200) return true;
+      const res = await fetch(`http://127.0.0.1:${state.port}/readyz`);
+      if (res.status === 200) {
+        state.everReady = true;
+        return true;
+      }
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return false;
 }
@@ -117,28 +185,78 @@ async function stop(code) {
   stopping = true;
   exitCode = code;
   say('stopping services');
-  for (const { child } of children.values()) child.kill('SIGTERM');
-  if (children.size === 0) finish();
+  for (const state of supervised.values()) clearTimeout(state.restartTimer);
+  for (const { child } of running()) child.kill('SIGTERM');
+  if (running().length === 0) finish();
   setTimeout(() => {
-    for (const { child } of children.values()) child.kill('SIGKILL');
-  }, 20_000).unref();
+    for (const { child } of running()) child.kill('SIGKILL');
+  }, stopGraceMs).unref();
 }
 
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
+for (const [index, name] of services.entries()) {
+  const log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+  supervised.set(name, { port: basePort + index, log, child: undefined, startedAt: 0, everReady: false, delayMs: restartBackoff.firstMs, tail: '', restartTimer: undefined });
+  launch(name);
+}
+
 const deadline = Date.now() + 60_000;
-const ready = await Promise.all(services.map((name, index) => waitReady(name, basePort + index, deadline)));
-if (ready.every(Boolean)) {
-  say(`up: NATS ${natsUrl}, MongoDB ${mongoUrl}`);
-  for (const [index, name] of services.entries()) say(`  ${name.padEnd(16)} http://127.0.0.1:${basePort + index}/readyz`);
-  say('operator token (tenant dev, workspace main): export TOOLPLANE_TOKEN=$(node infra/local/dev-keys.mjs token)');
-  say(`logs in ${logDir}; Ctrl-C stops everything`);
-} else if (!stopping) {
-  const late = services.filter((_, index) => !ready[index]);
-  for (const name of late) {
+const ready = await Promise.all(services.map((name) => waitReady(name, deadline)));
+if (stopping) {
+  // A service exited before it was ready: stop() is under way.
+} else if (!ready.every(Boolean)) {
+  for (const name of services.filter((_, index) => !ready[index])) {
     const lines = readFileSync(path.join(logDir, `${name}.log`), 'utf8').trim().split('\n').slice(-3);
     process.stderr.write(`[${name}] not ready; last log lines:\n${lines.join('\n')}\n`);
   }
   await stop(1);
+} else {
+  say(`up: NATS ${natsUrl}, MongoDB ${mongoUrl}`);
+  for (const [index, name] of services.entries()) say(`  ${name.padEnd(16)} http://127.0.0.1:${basePort + index}/readyz`);
+  say(await ensureDevAgentProfile());
+  say('first call, from the repository in another terminal (README.md, "Quick start"):');
+  for (const line of firstCallPath()) say(`  ${line}`);
+  say(`logs in ${logDir}; Ctrl-C stops everything`);
+}
+
+/**
+ * Writes the development agent profile (infra/local/dev-agent-profile.json) for dev-agent in dev/main through the
+ * CLI, as an operator would, unless a profile exists already (create-only: an edited profile is kept). Says what
+ * happened; a failure is reported, not fatal (e.g. TOOLPLANE_TRUSTED_KEYS from the environment does not trust the
+ * development key).
+ */
+async function ensureDevAgentProfile() {
+  const run = promisify(execFile);
+  const what = `development agent profile ${devAgentId} (tenant ${devTenant}, workspace main)`;
+  try {
+    const { stdout: token } = await run(process.execPath, [devKeysScript, 'token'], { cwd: root });
+    const cli = path.join(root, 'packages/cli/bin/toolplane.mjs');
+    const args = ['policies', 'agent', 'put', '--file', path.join(root, 'infra/local/dev-agent-profile.json'), '--expected-version', '0'];
+    await run(process.execPath, [cli, ...args, '--nats', natsUrl, '--tenant', devTenant, '--workspace', 'main'], {
+      cwd: root,
+      env: { ...sharedEnv, TOOLPLANE_TOKEN: token.trim() },
+    });
+    return `${what}: written (infra/local/dev-agent-profile.json)`;
+  } catch (error) {
+    const reason = String(error.stderr ?? error.message).trim();
+    if (reason.startsWith('CONFLICT:')) return `${what}: exists, kept as it is`;
+    return `${what}: not written (${reason.split('\n')[0]})`;
+  }
+}
+
+/** The README's first-call path as commands to paste, for this platform's NATS. */
+function firstCallPath() {
+  return [
+    `export TOOLPLANE_NATS_URL=${natsUrl}`,
+    'export TOOLPLANE_TOKEN=$(node infra/local/dev-keys.mjs token)              # operator (tenant dev, workspace main)',
+    'export TOOLPLANE_AGENT_TOKEN=$(node infra/local/dev-keys.mjs agent-token)  # agent dev-agent',
+    'SERVER=$(npx toolplane servers register --name everything --json \\',
+    '  --stdio "node $(npm root)/@modelcontextprotocol/server-everything/dist/index.js stdio" | node -p \'JSON.parse(require("fs").readFileSync(0)).mcpServerId\')',
+    'npx toolplane servers discover $SERVER',
+    'npx toolplane tools bind $SERVER echo --effect READ --risk LOW',
+    'npx toolplane invoke everything.echo --args \'{"message":"hello"}\' --key first-1 --json > receipt.json',
+    'npx toolplane receipts verify receipt.json',
+  ];
 }
