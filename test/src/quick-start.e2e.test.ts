@@ -1,0 +1,128 @@
+// The README's first-call path ("Quick start"), typed as a new user types it: `npm start`, then shell commands from
+// the repository root through the `toolplane` bin (`npx toolplane …`) and infra/local/dev-keys.mjs. The commands
+// below are the README's, word for word; only TOOLPLANE_NATS_URL (this file's own nats-server: the services' stream
+// and consumer names are fixed, see platform-harness.ts) and TOOLPLANE_LOCAL_DIR (where the development keys are
+// kept) differ from a user's machine.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testScope } from '@toolplane/testing';
+import { startPrivateNats, type PrivateNats } from './platform-harness.js';
+import { startLocalPlatform, type LocalPlatform } from './service-process.js';
+
+const scope = testScope('quickstart');
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+/** What one shell command printed. */
+interface ShellRun {
+  readonly code: number | null;
+  readonly out: string;
+  readonly err: string;
+}
+
+let dir: string;
+let nats: PrivateNats;
+let platform: LocalPlatform | undefined;
+let env: NodeJS.ProcessEnv = {};
+
+/** Runs a command line with bash from the repository root, in the user's environment `env`. */
+function sh(command: string): Promise<ShellRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+/** Runs a command that must succeed; its standard output. */
+async function ok(command: string): Promise<string> {
+  const run = await sh(command);
+  if (run.code !== 0) throw new Error(`\`${command}\` exited ${run.code}:\n${run.err}${run.out}`);
+  return run.out;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'toolplane-quick-start-'));
+  nats = await startPrivateNats(dir);
+  const localDir = path.join(dir, 'local');
+  platform = await startLocalPlatform({
+    natsUrl: nats.url,
+    mongoUrl: scope.mongoUrl,
+    database: scope.dbName,
+    localDir,
+    basePort: 20_000 + Math.floor(Math.random() * 30_000),
+  });
+  // A user's shell: no scope settings (the CLI takes tenant and workspace from the token), the platform's NATS.
+  env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TOOLPLANE_') && key !== 'NATS_URL'));
+  env['TOOLPLANE_NATS_URL'] = nats.url;
+  env['TOOLPLANE_LOCAL_DIR'] = localDir;
+}, 300_000);
+
+afterAll(async () => {
+  if (env['RECEIPT'] !== undefined) await rm(env['RECEIPT'], { force: true });
+  if (platform !== undefined) {
+    platform.child.kill('SIGTERM');
+    await platform.exited;
+  }
+  await nats.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface InvokeOutput {
+  readonly status: string;
+  readonly content?: readonly { readonly type: string; readonly text?: string }[];
+  readonly receipt: { readonly toolCallId: string; readonly idempotencyKey?: string };
+}
+
+describe("the README's first-call path", () => {
+  it('npm start says it wrote the development agent profile and prints the path', () => {
+    expect(platform?.stdout()).toContain('development agent profile dev-agent (tenant dev, workspace main): written');
+    expect(platform?.stdout()).toContain('npx toolplane invoke everything.echo');
+  });
+
+  it('register, discover, bind, agent token, invoke, verify; same key twice runs once; a conflicting repeat is CONFLICT twice', { timeout: 240_000 }, async () => {
+    env['TOOLPLANE_TOKEN'] = (await ok('node infra/local/dev-keys.mjs token')).trim();
+
+    env['SERVER'] = (
+      await ok(
+        `npx toolplane servers register --name everything --json --stdio "node $(npm root)/@modelcontextprotocol/server-everything/dist/index.js stdio" | node -p 'JSON.parse(require("fs").readFileSync(0)).server.serverId'`,
+      )
+    ).trim();
+
+    await ok('npx toolplane servers discover $SERVER');
+    expect(await ok('npx toolplane tools list --server $SERVER')).toContain('echo');
+    await ok('npx toolplane tools bind $SERVER echo --effect READ --risk LOW');
+
+    env['TOOLPLANE_AGENT_TOKEN'] = (await ok('node infra/local/dev-keys.mjs agent-token')).trim();
+    env['RECEIPT'] = (await ok('mktemp')).trim();
+
+    await ok(`npx toolplane invoke everything.echo --args '{"message":"hello"}' --key first-1 --json > $RECEIPT`);
+    const first = JSON.parse(await readFile(env['RECEIPT'], 'utf8')) as InvokeOutput;
+    expect(first.status).toBe('SUCCESS');
+    expect(JSON.stringify(first.content)).toContain('Echo: hello');
+
+    expect(await ok('npx toolplane receipts verify $RECEIPT')).toMatch(/valid/);
+
+    // The same key and request again: the same call's outcome, not a second execution.
+    const again = JSON.parse(await ok(`npx toolplane invoke everything.echo --args '{"message":"hello"}' --key first-1 --json`)) as InvokeOutput;
+    expect(again.status).toBe('SUCCESS');
+    expect(again.content).toEqual(first.content);
+    expect(again.receipt.toolCallId).toBe(first.receipt.toolCallId);
+    const calls = JSON.parse(await ok('npx toolplane calls list --key first-1 --json')) as { items: { toolCallId: string; attemptCount: number }[] };
+    expect(calls.items.map((call) => [call.toolCallId, call.attemptCount])).toEqual([[first.receipt.toolCallId, 1]]);
+
+    // The same key with other arguments: CONFLICT, and again CONFLICT (never the first request's result).
+    for (const attempt of [1, 2]) {
+      const conflicting = await sh(`npx toolplane invoke everything.echo --args '{"message":"different"}' --key first-1`);
+      expect(conflicting.code, `conflicting repeat ${attempt}: ${conflicting.out}`).toBe(1);
+      expect(conflicting.err, `conflicting repeat ${attempt}`).toMatch(/^CONFLICT: /m);
+      expect(conflicting.out).not.toContain('Echo: hello');
+    }
+  });
+});
