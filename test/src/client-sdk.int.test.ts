@@ -186,6 +186,36 @@ describe('the agent-runtime SDK', () => {
     expect(await executions(scope)).toBe(1);
   });
 
+  it('answers CONFLICT every time the same key comes with another request, though the repeat is a duplicate publish', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const first = await client.invoke('fixture.echo', { text: 'idem' }, { idempotencyKey: 'b-1' });
+    expect(first.status).toBe('SUCCESS');
+    // The second try of the conflicting request is a duplicate Nats-Msg-Id: its outcome is learnt by lookup.
+    for (let round = 0; round < 2; round += 1) {
+      await expect(client.invoke('fixture.echo', { text: 'different' }, { idempotencyKey: 'b-1' })).rejects.toMatchObject({ code: 'CONFLICT', retryable: false });
+    }
+    // A lookup that names the request it means is refused the other request's result; one that names none gets it.
+    await expect(client.lookup('b-1', { request: { toolId: 'fixture.echo', arguments: { text: 'different' } } })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(client.lookup('b-1', { request: { toolId: 'fixture.count', arguments: { text: 'idem' } } })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await client.lookup('b-1', { request: { toolId: 'fixture.echo', toolVersion: '1', arguments: { text: 'idem' } } })).result).toEqual(first);
+    expect((await client.lookup('b-1')).result).toEqual(first);
+  });
+
+  it('answers CONFLICT every time for a WRITE under a taken key, and the second entity is never written', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    await bindTool(scope, 'fixture.write', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } } }, { sideEffectClass: 'WRITE', idempotency: 'NONE' });
+    const client = await clientFor(scope, { recoverAfterMs: 300 });
+    expect((await client.invoke('fixture.write', { n: 1 }, { idempotencyKey: 'w-1' })).status).toBe('SUCCESS');
+    for (let round = 0; round < 2; round += 1) {
+      await expect(client.invoke('fixture.write', { n: 2 }, { idempotencyKey: 'w-1' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    }
+    // A client that learns every outcome by lookup is refused the same way.
+    const lookingUp = await clientFor(scope, { dropReplies: true, recoverAfterMs: 100 });
+    await expect(lookingUp.invoke('fixture.write', { n: 3 }, { idempotencyKey: 'w-1' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await executions(scope)).toBe(1);
+  });
+
   it('recovers a reply that never arrives by looking the call up, with exactly one execution', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const diagnostics: ClientDiagnostic[] = [];
@@ -240,16 +270,32 @@ describe('the agent-runtime SDK', () => {
     expect(await executions(scope)).toBe(0);
   });
 
-  it('times out with TIMEOUT (retryable, the tool not called) when a parked call outlives the deadline', { timeout: 60_000 }, async () => {
+  it('ends the wait with APPROVAL_PENDING (retryable, naming the key and the approval) when a parked call outlives it', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const client = await createToolplaneClient({ messaging, scope, contextToken: await tokenFor(scope), recoveryGraceMs: 200, recoverAfterMs: 200 });
     clients.push(client);
-    await expect(client.invoke('fixture.purge', { n: 2 }, { idempotencyKey: 'purge-2', timeoutMs: 1_500 })).rejects.toMatchObject({
-      code: 'TIMEOUT',
-      retryable: true,
-      details: { idempotencyKey: 'purge-2', state: 'AwaitingApproval' },
-    });
+    const invoking = client.invoke('fixture.purge', { n: 2 }, { idempotencyKey: 'purge-2', timeoutMs: 1_500 });
+    await expect(invoking).rejects.toMatchObject({ code: 'APPROVAL_PENDING', retryable: true, details: { idempotencyKey: 'purge-2', state: 'AwaitingApproval' } });
+    const parked = await client.lookup('purge-2');
+    expect(parked.approvalId).toBeDefined();
+    // The error names the approval the call waits for.
+    const pending = { code: 'APPROVAL_PENDING', retryable: true, details: { idempotencyKey: 'purge-2', approvalId: parked.approvalId, state: 'AwaitingApproval' } };
+    await expect(invoking).rejects.toMatchObject(pending);
+    // Re-attaching by key while nobody decided says the same.
+    await expect(client.await('purge-2', { timeoutMs: 500 })).rejects.toMatchObject(pending);
     expect(await executions(scope)).toBe(0);
+  });
+
+  it('re-attaches to a call by its key: the outcome of a finished call, NOT_FOUND for a key never used, CONFLICT for another request', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope);
+    const result = await client.invoke('fixture.count', { n: 4 }, { idempotencyKey: 'await-1' });
+    expect(result.status).toBe('SUCCESS');
+    expect(await client.await('await-1', { timeoutMs: 5_000 })).toEqual(result);
+    expect(await client.await('await-1', { expect: { toolId: 'fixture.count', arguments: { n: 4 } } })).toEqual(result);
+    await expect(client.await('await-1', { expect: { toolId: 'fixture.count', arguments: { n: 5 } } })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(client.await('never-used', { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await executions(scope)).toBe(1);
   });
 
   it('answers lookups only to the agent that made the call', { timeout: 60_000 }, async () => {

@@ -1,6 +1,7 @@
 import {
   InvocationRequest,
   MAX_INVOCATION_TIMEOUT_MS,
+  MAX_REQUEST_BYTES,
   ToolplaneError,
   deriveIdempotencyKey,
   type JsonObject,
@@ -55,7 +56,8 @@ export interface InvocationEnvelope {
  * Builds the InvocationRequest of a call and names its idempotency key. A derived key is not put in the request:
  * the adapter derives the same one from the same inputs, and the request stays what the caller asked for. A
  * generated key is put in. A durable execution id without an agent revision is refused (INVALID_ARGUMENT): it
- * would silently give every replay a fresh key, the opposite of what naming the execution is for.
+ * would silently give every replay a fresh key, the opposite of what naming the execution is for. So is a request
+ * whose JSON body is over MAX_REQUEST_BYTES, before anything is sent.
  */
 export function prepareInvocation(toolId: string, args: JsonObject, options: InvokeOptions, envelope: InvocationEnvelope): PreparedInvocation {
   if (options.idempotencyKey === undefined && options.durableExecutionId !== undefined && options.agentRevision === undefined) {
@@ -95,6 +97,13 @@ export function prepareInvocation(toolId: string, args: JsonObject, options: Inv
     const issues = parsed.error.issues.slice(0, 10).map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
     const summary = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
     throw new ToolplaneError('INVALID_ARGUMENT', `the invocation request is invalid: ${summary}`.slice(0, 1000), { details: { issues } });
+  }
+  // Refused here rather than by NATS: a body over the contract's limit never reaches the adapter whole.
+  const bytes = Buffer.byteLength(JSON.stringify(parsed.data));
+  if (bytes > MAX_REQUEST_BYTES) {
+    throw new ToolplaneError('INVALID_ARGUMENT', `the invocation request is ${bytes} bytes, over the limit of ${MAX_REQUEST_BYTES} bytes; send smaller arguments`, {
+      details: { bytes, maxBytes: MAX_REQUEST_BYTES },
+    });
   }
   return { request: parsed.data, idempotencyKey, keySource };
 }

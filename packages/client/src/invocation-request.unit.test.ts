@@ -1,4 +1,4 @@
-import { deriveIdempotencyKey, invocationRequestMsgId, MAX_INVOCATION_TIMEOUT_MS } from '@toolplane/contracts';
+import { deriveIdempotencyKey, invocationRequestMsgId, MAX_INVOCATION_TIMEOUT_MS, MAX_REQUEST_BYTES } from '@toolplane/contracts';
 import { describe, expect, it } from 'vitest';
 import { boundedTimeoutMs, prepareInvocation } from './invocation-request.js';
 
@@ -32,6 +32,17 @@ describe('prepareInvocation', () => {
     expect(a.keySource).toBe('generated');
     expect(a.request.idempotencyKey).toBe(a.idempotencyKey);
     expect(a.idempotencyKey).not.toBe(b.idempotencyKey);
+  });
+
+  it('refuses a request over the contract’s size limit before it is sent, and takes one at the limit', () => {
+    const sized = (text: string) => prepareInvocation('fixture.echo', { text }, { idempotencyKey: 'big-1', correlationId: 'c-1' }, envelope);
+    const overhead = Buffer.byteLength(JSON.stringify(sized('').request));
+    expect(Buffer.byteLength(JSON.stringify(sized('x'.repeat(MAX_REQUEST_BYTES - overhead)).request))).toBe(MAX_REQUEST_BYTES);
+    const over = () => sized('x'.repeat(MAX_REQUEST_BYTES - overhead + 1));
+    expect(over).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(over).toThrow(`over the limit of ${MAX_REQUEST_BYTES} bytes`);
+    // Bytes, not characters: each é is two.
+    expect(() => sized('é'.repeat(Math.ceil((MAX_REQUEST_BYTES - overhead + 1) / 2)))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 
   it('refuses a durable execution without an agent revision, and a request breaking its contract, as INVALID_ARGUMENT', () => {

@@ -7,10 +7,13 @@ export { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryB
 export { requireSuccess, type SuccessfulResult } from './results.js';
 export {
   createToolplaneClient,
+  type AwaitOptions,
   type ClientConnectionOptions,
   type ClientDiagnostic,
   type ContextTokenSource,
   type EffectiveToolsQuery,
+  type LookedUpRequest,
+  type LookupOptions,
   type OwnConnectionOptions,
   type ReplyLossReason,
   type RequestCallOptions,

@@ -19,9 +19,11 @@ export function recoveryDelayMs(attempt: number, backoff: RecoveryBackoff = defa
  * The error of a call whose outcome was not learnt by the deadline, from what the last lookup saw:
  * - the call is Executing: the tool was called and its effect may or may not have happened → UNKNOWN_OUTCOME (the
  *   adapter still ends it, as Observed, Failed or Uncertain; `lookup(key)` tells how; never re-invoke blindly);
- * - the call was recorded but has not reached the tool (validating, parked on an approval, …), or was never seen
- *   (still queued, or the adapter is down) → TIMEOUT, which is retryable: invoking again with the same key can
- *   never run the tool twice, it joins the same call.
+ * - the call waits for a human's approval → APPROVAL_PENDING, retryable, naming the approval: the call waits for
+ *   the approval's own lifetime, not the caller's deadline, so the runtime re-attaches later with `await(key)`;
+ * - the call was recorded but has not reached the tool (validating, authorizing, …), or was never seen (still
+ *   queued, or the adapter is down) → TIMEOUT, which is retryable: invoking again with the same key can never run
+ *   the tool twice, it joins the same call.
  * Details name the key and what was seen, so the runtime can look the call up later.
  */
 export function unsettledError(idempotencyKey: string, lastSeen: LookupInvocationReply | undefined, timeoutMs: number): ToolplaneError {
@@ -30,6 +32,11 @@ export function unsettledError(idempotencyKey: string, lastSeen: LookupInvocatio
     idempotencyKey,
     ...(lastSeen === undefined ? {} : { toolCallId: lastSeen.toolCallId, invocationId: lastSeen.invocationId, attempt: lastSeen.attempt, state: lastSeen.state }),
   };
+  if (lastSeen?.state === 'AwaitingApproval') {
+    return new ToolplaneError('APPROVAL_PENDING', `the call waits for a human approval after ${timeoutMs} ms; re-attach with its idempotency key ${idempotencyKey}`, {
+      details: { idempotencyKey, ...(lastSeen.approvalId === undefined ? {} : { approvalId: lastSeen.approvalId }), state: lastSeen.state },
+    });
+  }
   if (lastSeen?.state === 'Executing') {
     return new ToolplaneError('UNKNOWN_OUTCOME', `the tool was called but no outcome came within ${timeoutMs} ms; look the call up by its key before retrying`, { details });
   }

@@ -17,8 +17,18 @@ describe('unsettledError', () => {
   });
 
   it('is a retryable TIMEOUT when the tool was not called yet or the call was never seen', () => {
-    expect(unsettledError('k1', { ...seen, state: 'AwaitingApproval' }, 2_000)).toMatchObject({ code: 'TIMEOUT', retryable: true, details: { state: 'AwaitingApproval' } });
+    expect(unsettledError('k1', { ...seen, state: 'Validated' }, 2_000)).toMatchObject({ code: 'TIMEOUT', retryable: true, details: { state: 'Validated' } });
     expect(unsettledError('k1', undefined, 2_000)).toMatchObject({ code: 'TIMEOUT', retryable: true, details: { idempotencyKey: 'k1' } });
+  });
+
+  it('is a retryable APPROVAL_PENDING, naming the key and the approval, when the call waits for a human', () => {
+    const approvalId = '0f6d9a52-3c1b-4e7a-8d2f-6b5e4c3a2d1e';
+    expect(unsettledError('k1', { ...seen, state: 'AwaitingApproval', approvalId }, 2_000)).toMatchObject({
+      code: 'APPROVAL_PENDING',
+      retryable: true,
+      details: { idempotencyKey: 'k1', approvalId, state: 'AwaitingApproval' },
+    });
+    expect(unsettledError('k1', { ...seen, state: 'AwaitingApproval' }, 2_000).details).not.toHaveProperty('approvalId');
   });
 
   it('refuses an ended call, which is not unsettled', () => {

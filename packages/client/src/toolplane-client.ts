@@ -45,7 +45,11 @@ interface ClientSettings {
   /** The workspace the runtime acts in; NATS permissions should pin the runtime's credential to it. */
   readonly scope: Scope;
   readonly contextToken: ContextTokenSource;
-  /** How long `invoke` waits for an outcome when the call names no timeout; default 30 000 ms. */
+  /**
+   * How long `invoke` (and `await`) waits for an outcome when the call names no timeout; default 60 000 ms, long
+   * enough to cover the takeover of a call whose adapter died (its delivery is redelivered to another replica within
+   * about ten seconds) and the takeover's own run, so a caller sees the call's one outcome instead of a TIMEOUT.
+   */
   readonly defaultTimeoutMs?: number;
   /** Deadline of lookups and effective-tool requests; default 5 000 ms. */
   readonly requestTimeoutMs?: number;
@@ -96,6 +100,22 @@ export interface RequestCallOptions {
   readonly signal?: AbortSignal;
 }
 
+/** The request a lookup or an `await` means: the tool, the version if one was named, and the arguments. */
+export type LookedUpRequest = NonNullable<LookupInvocationRequest['request']>;
+
+/** Options of a lookup: with `request`, a key that holds another request is CONFLICT instead of its result. */
+export interface LookupOptions extends RequestCallOptions {
+  readonly request?: LookedUpRequest;
+}
+
+/** Options of `await`: how long to wait (default: the client's invoke timeout), and the request the caller means. */
+export interface AwaitOptions {
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+  /** The request the caller made under the key; when given, a key holding another request is CONFLICT. */
+  readonly expect?: LookedUpRequest;
+}
+
 /** What `effectiveTools` asks: the run policy, task scope and risk restrictions to apply, and whether to explain. */
 export type EffectiveToolsQuery = Omit<EffectiveToolSetRequest, 'contextToken'>;
 
@@ -107,12 +127,24 @@ export interface ToolplaneClient {
    * DENIED, FAILED, UNCERTAIN or CANCELLED is returned too (its receipt is the record; see `requireSuccess`). Throws
    * a ToolplaneError when there is no result: the adapter refused the request itself (AUTHENTICATION_FAILED, CONFLICT
    * for a key used with other arguments, INVALID_ARGUMENT), the signal aborted (CANCELLED), or no outcome came by the
-   * deadline (TIMEOUT, or UNKNOWN_OUTCOME once the tool was called). A reply lost on the way is recovered by looking
-   * the call up under its idempotency key, never by invoking again.
+   * deadline (TIMEOUT, UNKNOWN_OUTCOME once the tool was called, APPROVAL_PENDING while a human has not decided:
+   * re-attach with `await(key)`). A reply lost on the way is recovered by looking the call up under its idempotency
+   * key, never by invoking again, and that lookup names the request, so the same key with another request is
+   * CONFLICT whichever way the answer comes. A request over MAX_REQUEST_BYTES is INVALID_ARGUMENT before it is sent;
+   * a connection lost and regained on the way is carried through with the same key.
    */
   invoke(toolId: string, args: JsonObject, options?: InvokeOptions): Promise<InvocationResult>;
-  /** Where the agent's call under `idempotencyKey` is; with its result once ended. NOT_FOUND for unknown keys. */
-  lookup(idempotencyKey: string, options?: RequestCallOptions): Promise<LookupInvocationReply>;
+  /**
+   * Re-attaches to the agent's call under `idempotencyKey` and waits for its result: the outcome of a call that ended
+   * (or ends before the wait does). NOT_FOUND for a key the adapter has no call of this agent under; at the end of the
+   * wait APPROVAL_PENDING while the call still waits for its approval, TIMEOUT or UNKNOWN_OUTCOME otherwise.
+   */
+  await(idempotencyKey: string, options?: AwaitOptions): Promise<InvocationResult>;
+  /**
+   * Where the agent's call under `idempotencyKey` is; with its result once ended. NOT_FOUND for unknown keys; with
+   * `request`, CONFLICT when the key holds another request.
+   */
+  lookup(idempotencyKey: string, options?: LookupOptions): Promise<LookupInvocationReply>;
   /** The tools the model may see (with `explain`, also why the others are hidden). */
   effectiveTools(query?: EffectiveToolsQuery, options?: RequestCallOptions): Promise<EffectiveToolSet>;
   /** The workspace's lifecycle events, in stream order, filtered; end it with `break`, `close()` or the filter's signal. */
@@ -147,7 +179,7 @@ class Client implements ToolplaneClient {
     this.#messaging = messaging;
     this.#owned = owned;
     this.#settings = settings;
-    this.#defaultTimeoutMs = boundedTimeoutMs(settings.defaultTimeoutMs ?? 30_000);
+    this.#defaultTimeoutMs = boundedTimeoutMs(settings.defaultTimeoutMs ?? 60_000);
     this.#requestTimeoutMs = boundedTimeoutMs(settings.requestTimeoutMs ?? 5_000);
     this.#statuses = messaging.connection.status();
     void this.#watchReconnects();
@@ -162,6 +194,11 @@ class Client implements ToolplaneClient {
     const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
     const prepared = prepareInvocation(toolId, args, options, { contextToken, replyInbox, timeoutMs, newId: randomUUID });
     const key = prepared.idempotencyKey;
+    const meant: LookedUpRequest = {
+      toolId: prepared.request.toolId,
+      ...(prepared.request.toolVersion === undefined ? {} : { toolVersion: prepared.request.toolVersion }),
+      arguments: prepared.request.arguments,
+    };
 
     // Everything this call started stops once it has an answer (or the caller gives up).
     const settled = new AbortController();
@@ -189,13 +226,18 @@ class Client implements ToolplaneClient {
         },
       });
     });
-    const recovery = replyLost.then((reason) => this.#recover(key, reason, { deadline, timeoutMs, signal: work, what }));
+    const recovery = replyLost.then((reason) => {
+      this.#settings.onDiagnostic?.({ type: 'reply_lost', idempotencyKey: key, reason });
+      // The adapter ends a call at its deadline and records the ending just after: the grace learns that ending.
+      const endAt = deadline + (this.#settings.recoveryGraceMs ?? 3_000);
+      return this.#follow(key, { endAt, timeoutMs, signal: work, what, request: meant, unknownKey: 'wait' });
+    });
     // Whichever loses the race settles unobserved; its rejection is expected.
     reply.catch(() => undefined);
     recovery.catch(() => undefined);
     try {
       // The server knows the inbox before the request can be answered.
-      await raceAbort(this.#messaging.connection.flush(), work, what);
+      await this.#listening({ deadline, signal: work, what, key });
       this.#reconnectListeners.add(onReconnect);
       const ack = await this.#publish(prepared.request, { deadline, signal: work, what, key });
       // A duplicate was published before (a retry of the same call): its reply went to that call's inbox.
@@ -211,13 +253,21 @@ class Client implements ToolplaneClient {
     }
   }
 
-  async lookup(idempotencyKey: string, options: RequestCallOptions = {}): Promise<LookupInvocationReply> {
+  async await(idempotencyKey: string, options: AwaitOptions = {}): Promise<InvocationResult> {
+    const what = `awaiting the call under ${idempotencyKey}`;
+    throwIfAborted(options.signal, what);
+    const timeoutMs = boundedTimeoutMs(options.timeoutMs ?? this.#defaultTimeoutMs);
+    const signal = options.signal ?? new AbortController().signal;
+    return this.#follow(idempotencyKey, { endAt: Date.now() + timeoutMs, timeoutMs, signal, what, request: options.expect, unknownKey: 'refuse' });
+  }
+
+  async lookup(idempotencyKey: string, options: LookupOptions = {}): Promise<LookupInvocationReply> {
     const contextToken = await raceAbort(this.#token(), options.signal, 'looking up an invocation');
     return request(this.#messaging, {
       subject: commandSubject(this.scope, 'adapter', adapterOperations.lookupInvocation),
       requestSchema: LookupInvocationRequest,
       replySchema: LookupInvocationReply,
-      body: { contextToken, idempotencyKey },
+      body: { contextToken, idempotencyKey, ...(options.request === undefined ? {} : { request: options.request }) },
       timeoutMs: options.timeoutMs ?? this.#requestTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -280,19 +330,48 @@ class Client implements ToolplaneClient {
     }
   }
 
-  /** Looks the call up until it has ended or the deadline (plus the grace) has passed. */
-  async #recover(key: string, reason: ReplyLossReason, call: { deadline: number; timeoutMs: number; signal: AbortSignal; what: string }): Promise<InvocationResult> {
-    this.#settings.onDiagnostic?.({ type: 'reply_lost', idempotencyKey: key, reason });
-    const endAt = call.deadline + (this.#settings.recoveryGraceMs ?? 3_000);
+  /**
+   * Waits until the server knows the reply inbox's subscription. A flush cut by a lost connection is tried again
+   * after the reconnect (the client resubscribes by itself) until the deadline; a closed connection ends the wait.
+   */
+  async #listening(call: { deadline: number; signal: AbortSignal; what: string; key: string }): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await raceAbort(this.#messaging.connection.flush(), call.signal, call.what);
+        return;
+      } catch (error) {
+        if (call.signal.aborted) throw abortError(call.what, call.signal.reason);
+        if (this.#messaging.connection.isClosed() || Date.now() >= call.deadline) {
+          throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `${call.what}: NATS is not reachable, nothing was sent; invoking again with the same key is safe`, {
+            details: { idempotencyKey: call.key },
+            cause: error,
+          });
+        }
+        await sleep(Math.min(recoveryDelayMs(attempt, this.#backoff()), Math.max(0, call.deadline - Date.now())), call.signal, call.what);
+      }
+    }
+  }
+
+  /**
+   * Looks the call up until it has ended or `endAt` has passed: the one loop behind a lost reply's recovery and
+   * `await`. The lookup names the request the caller means (when known), so a key holding another request ends the
+   * loop with CONFLICT. A key not found yet is waited for (`wait`: the request may still be queued) or refused
+   * (`refuse`: re-attaching to a call the adapter never recorded).
+   */
+  async #follow(
+    key: string,
+    call: { endAt: number; timeoutMs: number; signal: AbortSignal; what: string; request: LookedUpRequest | undefined; unknownKey: 'wait' | 'refuse' },
+  ): Promise<InvocationResult> {
     let lastSeen: LookupInvocationReply | undefined;
     let lookups = 0;
     for (let attempt = 0; ; attempt += 1) {
       if (call.signal.aborted) throw abortError(call.what, call.signal.reason);
-      const remaining = endAt - Date.now();
+      const remaining = call.endAt - Date.now();
       if (remaining <= 0) throw unsettledError(key, lastSeen, call.timeoutMs);
       try {
         lookups += 1;
-        const found = await this.lookup(key, { timeoutMs: Math.max(1, Math.min(this.#requestTimeoutMs, remaining)), signal: call.signal });
+        const timeoutMs = Math.max(1, Math.min(this.#requestTimeoutMs, remaining));
+        const found = await this.lookup(key, { timeoutMs, signal: call.signal, ...(call.request === undefined ? {} : { request: call.request }) });
         if (found.result !== undefined) {
           this.#settings.onDiagnostic?.({ type: 'recovered', idempotencyKey: key, lookups });
           return found.result;
@@ -300,12 +379,14 @@ class Client implements ToolplaneClient {
         lastSeen = found;
       } catch (error) {
         if (call.signal.aborted) throw abortError(call.what, call.signal.reason);
+        // CONFLICT: the key holds another request, which no wait changes.
+        if (hasErrorCode(error) && (error.code === 'CONFLICT' || (error.code === 'NOT_FOUND' && call.unknownKey === 'refuse'))) throw error;
         // NOT_FOUND: not recorded yet (still queued); anything else (the adapter away, a token that just expired) may
         // pass. Both are retried until the end; the last thing seen decides the error.
         const code = hasErrorCode(error) ? error.code : 'INTERNAL';
         if (code !== 'NOT_FOUND') this.#settings.onDiagnostic?.({ type: 'lookup_failed', idempotencyKey: key, code });
       }
-      await sleep(Math.min(recoveryDelayMs(attempt, this.#backoff()), Math.max(0, endAt - Date.now())), call.signal, call.what);
+      await sleep(Math.min(recoveryDelayMs(attempt, this.#backoff()), Math.max(0, call.endAt - Date.now())), call.signal, call.what);
     }
   }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvocationResult } from './invocation-result.js';
 import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, TenantPolicy } from './policy.js';
-import { ExternalId, IdempotencyKey, InvocationId, ToolCallId, boundedText } from './primitives.js';
+import { ExternalId, IdempotencyKey, InvocationId, JsonObject, ToolCallId, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { InvocationState } from './states.js';
 
 // Request/reply contracts of the tool adapter (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`). Scope comes
@@ -37,21 +37,32 @@ const contextToken = z
 const ExpectedVersion = z.number().int().nonnegative();
 
 /**
+ * The request a lookup means: the tool, the version if one was named, and the arguments. A lookup that names it is
+ * answered CONFLICT when the key holds another request, exactly as invoking would be, so a caller recovering a lost
+ * reply never takes another request's result for its own.
+ */
+const LookedUpRequest = z.strictObject({ toolId: ToolId, toolVersion: ToolVersion.optional(), arguments: JsonObject });
+
+/**
  * Asks for an invocation by its idempotency key, as the agent runtime that sent it: how a runtime whose reply was
  * lost recovers the receipt instead of invoking again. Answered only to a token of the same principal and agent.
  */
 export const LookupInvocationRequest = z
-  .strictObject({ contextToken, idempotencyKey: IdempotencyKey })
+  .strictObject({ contextToken, idempotencyKey: IdempotencyKey, request: LookedUpRequest.optional() })
   .meta({ description: 'Looks up an invocation by idempotency key; the reply carries its result once it is terminal.' });
 export type LookupInvocationRequest = z.infer<typeof LookupInvocationRequest>;
 
-/** Where an invocation is: its ids and state, and once terminal the same result (and receipt) its reply carried. */
+/**
+ * Where an invocation is: its ids and state, the approval it waits for or waited for, and once terminal the same
+ * result (and receipt) its reply carried.
+ */
 export const LookupInvocationReply = z
   .strictObject({
     toolCallId: ToolCallId,
     invocationId: InvocationId,
     attempt: z.number().int().positive(),
     state: InvocationState,
+    approvalId: Uuid.optional(),
     result: InvocationResult.optional(),
   })
   .meta({ description: 'An invocation found by idempotency key: state, and the result with its receipt when terminal.' });

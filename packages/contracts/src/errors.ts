@@ -16,6 +16,7 @@ export const errorCatalog = {
   UNKNOWN_OUTCOME: { retryable: false, summary: 'the effect may or may not have happened; reconcile before retrying' },
   APPROVAL_REJECTED: { retryable: false, summary: 'a human rejected the approval this call needed' },
   APPROVAL_EXPIRED: { retryable: false, summary: 'the approval this call needed expired undecided' },
+  APPROVAL_PENDING: { retryable: true, summary: 'the call waits for a human approval; re-attach with its idempotency key' },
   CANCELLED: { retryable: false, summary: 'the caller cancelled the operation' },
   INTERNAL: { retryable: false, summary: 'an unexpected failure inside Toolplane' },
 } as const satisfies Record<string, { retryable: boolean; summary: string }>;

@@ -9,6 +9,7 @@ import {
 } from '@toolplane/contracts';
 import { serve, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import { invocationOf } from '../adapters/invocation-store.js';
+import { decideIdempotency } from '../core/invocation-attempts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 
@@ -16,7 +17,9 @@ import type { InvocationRuntime } from './invocation-runtime.js';
  * Answers `adapter.lookupInvocation`: where the caller's invocation under an idempotency key is, and once it ended
  * the same result and receipt its reply carried. This is how a runtime whose reply was lost recovers the outcome
  * without invoking again. Only the principal and agent that made the call get an answer; anyone else (another agent
- * of the workspace included) gets NOT_FOUND, exactly as for a key nobody used, so keys reveal nothing.
+ * of the workspace included) gets NOT_FOUND, exactly as for a key nobody used, so keys reveal nothing. A lookup
+ * that names the request it means gets the CONFLICT invoking would get when the key holds another request (the same
+ * comparison, decideIdempotency's), so a caller recovering a lost reply never takes another request's result.
  */
 export async function serveInvocationLookup(runtime: InvocationRuntime, signal?: AbortSignal): Promise<ServeHandle> {
   return serve(runtime.messaging, {
@@ -38,12 +41,19 @@ export async function serveInvocationLookup(runtime: InvocationRuntime, signal?:
         throw new ToolplaneError('NOT_FOUND', 'no invocation of this agent holds that idempotency key');
       }
       const invocation = invocationOf(stored);
+      if (request.request !== undefined) {
+        const incoming = { scope, toolId: request.request.toolId, requestedToolVersion: request.request.toolVersion, arguments: request.request.arguments };
+        // Whether its handler is alive changes what invoking would do next, never whether the request conflicts.
+        const decision = decideIdempotency(invocation, incoming, true);
+        if (decision.kind === 'conflict') throw new ToolplaneError(decision.failure.code, decision.failure.message, { retryable: decision.failure.retryable });
+      }
       const ended = isTerminalInvocationState(invocation.state) && invocation.receipt !== undefined;
       return {
         toolCallId: invocation.toolCallId,
         invocationId: invocation.invocationId,
         attempt: invocation.attempt,
         state: invocation.state,
+        ...(invocation.approvalId === undefined ? {} : { approvalId: invocation.approvalId }),
         ...(ended ? { result: invocationResultOf(invocation) } : {}),
       };
     },
