@@ -3,7 +3,7 @@
 // calls published by an agent runtime, approvals decided by a human through the CLI.
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalCommandSchemas, auditCommandSchemas, verifyReceipt, type ApprovalRequested, type InvocationReply, type TenantPolicyInput } from '@toolplane/contracts';
+import { approvalCommandSchemas, auditCommandSchemas, verifyReceipt, type ApprovalRequested, type InvocationReceived, type InvocationReply, type TenantPolicyInput, type ToolCallStarted } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
 import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type EventRecorder, type Platform } from './platform-harness.js';
@@ -204,6 +204,58 @@ describe('a gated WRITE', () => {
     expect(await platform.executions('gated', 'count_calls')).toBe(1);
     const shown = await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId });
     expect(shown.approval).toMatchObject({ state: 'Consumed', decidedBy: operator.principal });
+  });
+
+  it('waits for its approval past the caller’s deadline, runs once when approved, and a caller re-attaching by key gets the outcome', { timeout: 120_000 }, async () => {
+    const before = await platform.executions('gated', 'count_calls');
+    const recorder = await platform.recordEvents();
+    const idempotencyKey = 'gated-approved-late';
+    // The caller gives the call a short budget and waits no longer than that for the reply. (Not shorter: after the
+    // approval the same budget has to cover the stdio server's cold start.)
+    const budgetMs = 6_000;
+    const callerWait = platform.invoke({ toolId: 'gated.count_calls', arguments: {}, idempotencyKey, timeoutMs: budgetMs }, { timeoutMs: budgetMs }).then(
+      (reply) => ({ reply }),
+      (error: unknown) => ({ error }),
+    );
+    const received = await waitFor('InvocationReceived', () =>
+      recorder.events.find((event): event is InvocationReceived => event.type === 'InvocationReceived' && event.data.idempotencyKey === idempotencyKey),
+    );
+    const requested = await waitFor('ApprovalRequested', () =>
+      recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.invocationId === received.metadata.invocationId),
+    );
+    const originalDeadline = received.data.deadline ?? '';
+    expect(Date.parse(originalDeadline) - Date.parse(received.metadata.occurredAt)).toBe(budgetMs);
+    // The approval lives for the tenant policy's TTL (ten minutes here), not for the caller's few seconds.
+    expect(Date.parse(requested.data.expiresAt) - Date.parse(requested.metadata.occurredAt)).toBe(basePolicy.approvalTtlMs);
+    // No answer while the call waits for a human: the caller's wait ends first.
+    expect(await callerWait).toMatchObject({ error: expect.any(Error) as unknown });
+    await waitFor('the call’s original deadline to pass', () => Date.now() > Date.parse(originalDeadline) + 1_000);
+
+    // Past its deadline the call is still parked, and its approval still open.
+    const { approvalId } = requested.data;
+    expect(await platform.lookup(idempotencyKey)).toMatchObject({ state: 'AwaitingApproval', invocationId: received.metadata.invocationId });
+    expect((await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId })).approval.state).toBe('Pending');
+    expect(await platform.executions('gated', 'count_calls')).toBe(before);
+
+    // The principal the agent acts for may not approve its own call; another operator does.
+    const requester = await platform.operatorToken({ principal: agent.principal, roles: ['approver'] });
+    await expect(platform.command('approval', 'approve', approvalCommandSchemas.approve, { approvalId }, requester)).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+    expect(await platform.toolplane('approvals', 'approve', approvalId, '--reason', 'late but fine')).toMatchObject({ code: 0, err: '' });
+
+    // A caller re-attaching by key gets the one outcome.
+    const attached = await waitFor('the approved call to end', async () => (await platform.lookup(idempotencyKey)).result);
+    expect(attached.receipt.failure).toBeUndefined();
+    expect(attached.status).toBe('SUCCESS');
+    expect(attached.receipt).toMatchObject({ state: 'Observed', approvalId, invocationId: received.metadata.invocationId, attempt: 1 });
+    expect(verifyReceipt(attached.receipt, platform.receiptKeys)).toMatchObject({ valid: true });
+    expect(await platform.executions('gated', 'count_calls')).toBe(before + 1);
+    // It ran with a fresh execution budget: a deadline after the original one.
+    const started = await waitFor('ToolCallStarted', () =>
+      recorder.events.find((event): event is ToolCallStarted => event.type === 'ToolCallStarted' && event.metadata.invocationId === received.metadata.invocationId),
+    );
+    recorder.stop();
+    expect(Date.parse(started.data.deadline)).toBeGreaterThan(Date.parse(originalDeadline));
+    expect((await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId })).approval).toMatchObject({ state: 'Consumed', decidedBy: operator.principal });
   });
 
   it('ends Denied with APPROVAL_REJECTED when the operator rejects it, never running it', { timeout: 120_000 }, async () => {

@@ -25,6 +25,7 @@ import {
   invocationRequestSubject,
   type AgentProfileInput,
   type CommandService,
+  type LookupInvocationReply,
   type Scope,
   type TenantPolicyInput,
 } from '@toolplane/contracts';
@@ -86,6 +87,8 @@ export interface Platform {
   ) => Promise<z.output<Res>>;
   /** Publishes an invocation request as an agent runtime does and awaits the reply on its inbox. */
   readonly invoke: (body: InvocationBody, options?: { msgId?: string; timeoutMs?: number }) => Promise<InvocationReply>;
+  /** Looks the agent's call up by idempotency key (`adapter.lookupInvocation`), as a runtime re-attaching to it does. */
+  readonly lookup: (idempotencyKey: string) => Promise<LookupInvocationReply>;
   readonly recordEvents: () => Promise<EventRecorder>;
   readonly putAgentProfile: (profile: AgentProfileInput) => Promise<void>;
   readonly putTenantPolicy: (policy: TenantPolicyInput) => Promise<void>;
@@ -267,6 +270,15 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     throw new Error(`no reply to ${body.toolId} (${body.idempotencyKey ?? 'no key'})`);
   };
 
+  const lookup: Platform['lookup'] = async (idempotencyKey) =>
+    request(messaging, {
+      subject: commandSubject(scope, 'adapter', adapterOperations.lookupInvocation),
+      requestSchema: adapterCommandSchemas.lookupInvocation.request,
+      replySchema: adapterCommandSchemas.lookupInvocation.reply,
+      body: { contextToken: await agentToken(), idempotencyKey },
+      timeoutMs: 10_000,
+    });
+
   const recordEvents = async (): Promise<EventRecorder> => {
     const events: LifecycleEvent[] = [];
     const subscription = messaging.connection.subscribe(eventFilter(scope));
@@ -314,6 +326,7 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     },
     command,
     invoke,
+    lookup,
     recordEvents,
     putAgentProfile,
     putTenantPolicy,
