@@ -1,6 +1,7 @@
 // The public entry of @toolplane/auth: signed Toolplane tokens (agent context and operator), issued with a
 // private key and verified against per-tenant trusted public keys.
 export { bearerHeaders, bearerTokenOf } from './bearer.js';
+export { decodeTokenClaims } from './decode-token.js';
 export { lifetimeSeconds, type Lifetime } from './durations.js';
 export { issueToken, type IssueTokenOptions, type SigningKey } from './issue-token.js';
 export { generateSigningKeyPair, type SigningKeyPair } from './signing-keys.js';

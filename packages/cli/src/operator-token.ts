@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ToolplaneError } from '@toolplane/contracts';
-import { bearerHeaders } from '@toolplane/auth';
+import { bearerHeaders, decodeTokenClaims } from '@toolplane/auth';
 import type { CliContext } from './context.js';
 
 // The operator token of the commands that act as a human operator (approvals, calls, policies, audit, projector):
@@ -27,8 +27,9 @@ export interface TokenSource {
 }
 
 /**
- * A token: the file named by `tokenFile` (trimmed), else the environment variable of `source`. INVALID_ARGUMENT when
- * the file cannot be read, AUTHENTICATION_FAILED when there is no token; no error ever holds the token.
+ * A token: the file named by `tokenFile` (trimmed), else the environment variable of `source`; from then on the
+ * context's scope defaults to what it names. INVALID_ARGUMENT when the file cannot be read, AUTHENTICATION_FAILED when
+ * there is no token; no error ever holds the token.
  */
 export async function readToken(context: CliContext, tokenFile: string | undefined, source: TokenSource): Promise<string> {
   let token: string | undefined;
@@ -42,6 +43,8 @@ export async function readToken(context: CliContext, tokenFile: string | undefin
     token = context.io.env[source.envVar]?.trim();
   }
   if (!token) throw new ToolplaneError('AUTHENTICATION_FAILED', `no ${source.kind}: set ${source.envVar} or pass --token-file`);
+  // The command's scope defaults to the tenant and workspace this token names.
+  context.useToken?.(token);
   return token;
 }
 
@@ -59,17 +62,11 @@ export async function operatorHeaders(context: CliContext, options: TokenOptions
 }
 
 /**
- * What a token says about its holder, read without verifying it (the services verify): its principal and
+ * What a token says about its holder, read without verifying it (the services verify): its tenant, principal and
  * workspaces, for defaults such as the workspace a tenant-level request travels on. Empty when it cannot be read.
  */
-export function unverifiedClaims(token: string): { readonly principal?: string; readonly workspaces?: readonly string[] } {
-  const payload = token.split('.')[1];
-  if (payload === undefined) return {};
-  try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown; workspaces?: unknown };
-    const workspaces = Array.isArray(claims.workspaces) ? claims.workspaces.filter((workspace): workspace is string => typeof workspace === 'string') : [];
-    return { ...(typeof claims.sub === 'string' ? { principal: claims.sub } : {}), ...(workspaces.length > 0 ? { workspaces } : {}) };
-  } catch {
-    return {};
-  }
+export function unverifiedClaims(token: string): { readonly tenant?: string; readonly principal?: string; readonly workspaces?: readonly string[] } {
+  const claims = decodeTokenClaims(token);
+  if (claims === undefined) return {};
+  return { tenant: claims.tenant, principal: claims.principal, workspaces: claims.kind === 'human' ? claims.workspaces : [claims.workspace] };
 }

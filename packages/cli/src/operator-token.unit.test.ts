@@ -6,7 +6,7 @@ describe('unverifiedClaims', () => {
   it('reads the principal and workspaces of an operator token without verifying it', async () => {
     const key = await generateSigningKeyPair('k1');
     const token = await issueToken({ kind: 'human', tenant: 'acme', workspaces: ['main', 'ops'], principal: 'user:ada@acme.example', roles: [] }, key.privateKey, { kid: 'k1', expiresIn: 60 });
-    expect(unverifiedClaims(token)).toEqual({ principal: 'user:ada@acme.example', workspaces: ['main', 'ops'] });
+    expect(unverifiedClaims(token)).toEqual({ tenant: 'acme', principal: 'user:ada@acme.example', workspaces: ['main', 'ops'] });
   });
 
   it('reads nothing from what is not a token', () => {

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ToolplaneError } from '@toolplane/contracts';
+import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
+import { ToolplaneError, type Scope } from '@toolplane/contracts';
 import type { CommandGroup } from './command-group.js';
+import { agentToken } from './commands/invoke.js';
+import type { CliContext } from './context.js';
+import { operatorToken, withToken, type TokenOptions } from './operator-token.js';
 import { runCli } from './program.js';
 import type { CliIo } from './output.js';
 
@@ -73,9 +80,52 @@ describe('runCli', () => {
   it('asks for a tenant when none is given by flag or environment', async () => {
     const io = capture();
     expect(await runCli(['fail'], io, [failing])).toBe(1);
-    expect(io.err()).toBe('INVALID_ARGUMENT: no tenant: pass --tenant or set TOOLPLANE_TENANT\n');
+    expect(io.err()).toBe('INVALID_ARGUMENT: no tenant: pass --tenant, set TOOLPLANE_TENANT, or use a token that names one\n');
     const fromEnv = capture({ TOOLPLANE_TENANT: 'acme', TOOLPLANE_WORKSPACE: 'dev' });
     expect(await runCli(['fail'], fromEnv, [failing])).toBe(1);
     expect(fromEnv.err()).toBe('CONFLICT: server is retired\n');
   });
+
+  // What an operator command and an agent command (the token reading of `invoke` and `tools effective`) send on.
+  const scoped: CommandGroup = (program, context) => {
+    const report = (ctx: CliContext) => ctx.io.stdout(`${JSON.stringify(ctx.scope())}\n`);
+    withToken(program.command('as-operator')).action(async (options: TokenOptions) => {
+      const ctx = context();
+      await operatorToken(ctx, options);
+      report(ctx);
+    });
+    program
+      .command('as-agent')
+      .option('--token-file <path>')
+      .action(async (options: { tokenFile?: string }) => {
+        const ctx = context();
+        await agentToken(ctx, options);
+        report(ctx);
+      });
+  };
+
+  it('takes the tenant and workspace from the token the command sends when no flag or variable names them', async () => {
+    const key = await generateSigningKeyPair('k1');
+    const operator = await issueToken({ kind: 'human', tenant: 'acme', workspaces: ['main'], principal: 'user:ada@acme.example', roles: [] }, key.privateKey, { kid: 'k1', expiresIn: 60 });
+    const agent = await issueToken({ kind: 'agent', tenant: 'globex', workspace: 'prod', principal: 'user:bob@globex.example', agentId: 'support', agentRevision: '1' }, key.privateKey, { kid: 'k1', expiresIn: 60 });
+    const dir = await mkdtemp(path.join(tmpdir(), 'cli-scope-'));
+    try {
+      const agentFile = path.join(dir, 'agent.jwt');
+      await writeFile(agentFile, `${agent}\n`);
+      const cases: [readonly string[], Record<string, string>, Scope][] = [
+        [['as-operator'], { TOOLPLANE_TOKEN: operator }, { tenant: 'acme', workspace: 'main' }],
+        [['as-agent'], { TOOLPLANE_AGENT_TOKEN: agent, TOOLPLANE_TOKEN: operator }, { tenant: 'globex', workspace: 'prod' }],
+        [['as-agent', '--token-file', agentFile], {}, { tenant: 'globex', workspace: 'prod' }],
+        [['--tenant', 'initech', 'as-agent', '--token-file', agentFile], { TOOLPLANE_WORKSPACE: 'qa' }, { tenant: 'initech', workspace: 'qa' }],
+      ];
+      for (const [argv, env, scope] of cases) {
+        const io = capture(env);
+        expect(await runCli(argv, io, [scoped]), `${argv.join(' ')}: ${io.err()}`).toBe(0);
+        expect(JSON.parse(io.out())).toEqual(scope);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
+

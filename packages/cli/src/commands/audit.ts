@@ -21,9 +21,9 @@ export const auditCommands: CommandGroup = (program, context) => {
     .action(async (options: TokenOptions, command: Command) => {
       const ctx = context();
       const globals = command.optsWithGlobals<GlobalOptions>();
-      const tenant = globals.tenant ?? ctx.io.env['TOOLPLANE_TENANT'];
-      if (!tenant) throw new ToolplaneError('INVALID_ARGUMENT', 'no tenant: pass --tenant or set TOOLPLANE_TENANT');
       const token = await operatorToken(ctx, options);
+      const tenant = globals.tenant ?? (ctx.io.env['TOOLPLANE_TENANT'] || undefined) ?? unverifiedClaims(token).tenant;
+      if (!tenant) throw new ToolplaneError('INVALID_ARGUMENT', 'no tenant: pass --tenant, set TOOLPLANE_TENANT, or use a token that names one');
       const workspace = globals.workspace ?? ctx.io.env['TOOLPLANE_WORKSPACE'] ?? unverifiedClaims(token).workspaces?.[0] ?? tenantWorkspace;
       const timeoutMs = Number(globals.timeout ?? ctx.io.env['TOOLPLANE_TIMEOUT_MS'] ?? 60_000);
       const schemas = auditCommandSchemas.verifyChain;
