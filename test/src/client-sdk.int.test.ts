@@ -1,6 +1,7 @@
 // The SDK against the tool adapter started in-process over real NATS and FerretDB: descriptors in the registry's KV
 // read model, a stand-in for the registry's getServer responder, the counting fixture MCP server over stdio (so a
 // test can count executions), and agent context tokens signed with a key the adapter trusts.
+import { spawn } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -139,6 +140,35 @@ async function consumersOf(scope: Scope): Promise<string[]> {
 }
 
 const receiptKeys = () => new Map([[receiptKeyId, receiptPublicKey]]);
+
+/** Stops the file's nats-server and starts it again on the same port and store, as a restarted server comes back. */
+async function restartNatsAfter(stopped: () => Promise<void>): Promise<void> {
+  const port = new URL(nats.url).port;
+  const previous = nats;
+  await previous.stop();
+  await stopped();
+  const child = spawn(previous.child.spawnfile, ['--jetstream', '--store_dir', path.join(tmp, 'nats'), '--addr', '127.0.0.1', '--port', port, '--server_name', `e2e-${port}`], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  nats = {
+    url: previous.url,
+    child,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The next connection status of `type`, in the order the connection reports them. */
+function nextStatus(statuses: AsyncIterator<{ type: string }>, type: string): Promise<void> {
+  return (async () => {
+    for (;;) {
+      const next = await statuses.next();
+      if (next.done === true) throw new Error(`the connection closed before a ${type} status`);
+      if (next.value.type === type) return;
+    }
+  })();
+}
 
 describe('the agent-runtime SDK', () => {
   it('invokes a tool: SUCCESS with untrusted content and a receipt that verifies offline', { timeout: 60_000 }, async () => {
@@ -363,5 +393,24 @@ describe('the agent-runtime SDK', () => {
     controller.abort();
     await draining;
     expect(await consumersOf(scope)).toEqual([]);
+  });
+
+  it('carries an invoke across a NATS restart with the same key: one execution, never a raw NATS error', { timeout: 90_000 }, async () => {
+    const scope = await freshScope();
+    const client = await clientFor(scope, { token: await tokenFor(scope) });
+    const statuses = messaging.connection.status()[Symbol.asyncIterator]();
+    let invoking: Promise<unknown> | undefined;
+    await restartNatsAfter(async () => {
+      await nextStatus(statuses, 'disconnect');
+      // Sent while the connection is down: what the client had begun is cut by the next dial attempts.
+      invoking = client.invoke('fixture.count', { n: 11 }, { idempotencyKey: 'across-restart-1', timeoutMs: 60_000 });
+      invoking.catch(() => undefined);
+      await nextStatus(statuses, 'reconnecting');
+      await nextStatus(statuses, 'reconnecting');
+    });
+    await nextStatus(statuses, 'reconnect');
+    const result = await invoking;
+    expect(result).toMatchObject({ status: 'SUCCESS', receipt: { idempotencyKey: 'across-restart-1' } });
+    expect(await executions(scope)).toBe(1);
   });
 });
