@@ -20,6 +20,7 @@ export const adapterOperations = {
   deleteAgentProfile: 'deleteAgentProfile',
   getTenantPolicy: 'getTenantPolicy',
   putTenantPolicy: 'putTenantPolicy',
+  receiptKeys: 'receiptKeys',
 } as const;
 
 /** The role an operator token must carry to change agent profiles and the tenant policy, and to reconcile calls. */
@@ -128,6 +129,29 @@ export const PutTenantPolicyRequest = z
   .meta({ description: 'Creates or replaces the policy of the subject’s tenant (all its workspaces).' });
 export type PutTenantPolicyRequest = z.infer<typeof PutTenantPolicyRequest>;
 
+/** Asks for the public keys the adapter's receipts verify with; public, so no token is needed. */
+export const ReceiptKeysRequest = z.strictObject({}).meta({ description: 'Asks for the public keys receipts are verified with (no token needed).' });
+export type ReceiptKeysRequest = z.infer<typeof ReceiptKeysRequest>;
+
+/** A receipt verification key: an Ed25519 public key as a JWK (RFC 8037) named by the `keyId` receipts carry. */
+export const ReceiptPublicJwk = z.strictObject({
+  kty: z.literal('OKP'),
+  crv: z.literal('Ed25519'),
+  /** The public key, base64url (32 bytes). */
+  x: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
+  /** The `signature.keyId` of the receipts this key verifies. */
+  kid: z.string().regex(/^[!-~]{1,128}$/),
+  alg: z.literal('Ed25519'),
+  use: z.literal('sig'),
+});
+export type ReceiptPublicJwk = z.infer<typeof ReceiptPublicJwk>;
+
+/** The adapter's receipt verification keys as a JWKS, for verifying receipts offline (`verifyReceipt`). */
+export const ReceiptKeySet = z
+  .strictObject({ keys: z.array(ReceiptPublicJwk).min(1).max(16) })
+  .meta({ description: 'The public keys the tool adapter signs receipts with, as a JSON Web Key Set.' });
+export type ReceiptKeySet = z.infer<typeof ReceiptKeySet>;
+
 /** Each operation's request and reply contract, for callers (`call(service, operation, schemas, body)`). */
 export const adapterCommandSchemas = {
   effectiveTools: { request: EffectiveToolSetRequest, reply: EffectiveToolSet },
@@ -139,4 +163,5 @@ export const adapterCommandSchemas = {
   deleteAgentProfile: { request: DeleteAgentProfileRequest, reply: DeleteAgentProfileReply },
   getTenantPolicy: { request: GetTenantPolicyRequest, reply: TenantPolicyReply },
   putTenantPolicy: { request: PutTenantPolicyRequest, reply: TenantPolicyReply },
+  receiptKeys: { request: ReceiptKeysRequest, reply: ReceiptKeySet },
 } as const satisfies Record<keyof typeof adapterOperations, { request: z.ZodType; reply: z.ZodType }>;
