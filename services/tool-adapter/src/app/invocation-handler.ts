@@ -52,6 +52,11 @@ export interface RunContext {
   readonly scope: Scope;
   readonly caller: CallerIdentity | undefined;
   readonly signal: AbortSignal;
+  /**
+   * The inbox of the delivery driving the run, when it is a copy of the request other than the one stored (it took
+   * over a call a dead handler left): it gets the outcome as well as the stored request's inbox.
+   */
+  readonly replyInbox?: string | undefined;
 }
 
 /** Handles one invocation request from the work queue; resolving acks it. */
@@ -102,15 +107,20 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
         case 'join': {
           if (stored === undefined) continue;
           if (stored.state === 'AwaitingApproval') {
-            // The decision resumes it and replies. A redelivery (or a recent repeat) may follow a crash before the
-            // approval was requested: publish the stored request again (the approval service keeps one per id).
+            // Parked for as long as the approval lives (hours, maybe): nothing is held for this copy. The decision
+            // resumes the call and replies to the stored request's inbox; this copy, like the first while a human has
+            // not decided, is answered by a lookup by its key (the SDK's APPROVAL_PENDING, then `await(key)`).
+            // A redelivery (or a recent repeat) may follow a crash before the approval was requested: publish the
+            // stored request again (the approval service keeps one per id).
             const outbox = stored.outbox ?? [];
             if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
             return;
           }
-          const ended = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
-          if (ended === undefined) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
-          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(ended) });
+          const awaited = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
+          // The handler holding the call died while this copy waited: take the call over (decide again).
+          if (awaited.kind === 'lapsed') continue;
+          if (awaited.kind !== 'ended') throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
+          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(awaited.invocation) });
           return;
         }
         case 'resume': {
@@ -121,7 +131,7 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
           // Claim the call first (compare-and-set): of two replicas resuming it, one goes on.
           const claimed = await runtime.invocations.advance(current, point.state.invocation, now, { release: isTerminalInvocationState(point.state.invocation.state), signal: delivery.signal });
           await publishEvents(runtime.messaging, point.events, delivery.signal);
-          await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal });
+          await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal, replyInbox: request.replyInbox });
           return;
         }
         case 'new_attempt': {
@@ -130,12 +140,12 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
           const next = startNextAttempt(interrupted, runtime.newId(), { now: now.toISOString() });
           const persisted = await runtime.invocations.advance(interrupted, next.state.invocation, now, { signal: delivery.signal });
           await publishEvents(runtime.messaging, [...next.closing, ...next.events], delivery.signal);
-          await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal });
+          await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal, replyInbox: request.replyInbox });
           return;
         }
         case 'uncertain': {
           if (stored === undefined) continue;
-          await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal });
+          await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal, replyInbox: request.replyInbox });
           return;
         }
       }
@@ -158,16 +168,23 @@ export function descriptorFor(runtime: InvocationRuntime, scope: Scope, invocati
   return invocation.toolVersion === undefined ? undefined : runtime.descriptors.resolve(scope, invocation.toolId, invocation.toolVersion);
 }
 
-/** Waits (bounded by the call's deadline) for the call holding `key` to end. */
-async function awaitTerminal(runtime: InvocationRuntime, scope: Scope, key: string, deadline: string, signal: AbortSignal): Promise<ToolInvocation | undefined> {
+/** How a wait for the call in flight ended. */
+type AwaitedCall = { readonly kind: 'ended'; readonly invocation: ToolInvocation } | { readonly kind: 'lapsed' } | { readonly kind: 'parked' } | { readonly kind: 'still_running' };
+
+/**
+ * Waits (bounded by the call's deadline) for the call holding `key` to end, or for its handler's processing lease to
+ * lapse (that handler died: the waiting copy takes the call over instead of waiting out a redelivery).
+ */
+async function awaitTerminal(runtime: InvocationRuntime, scope: Scope, key: string, deadline: string, signal: AbortSignal): Promise<AwaitedCall> {
   const until = Math.min(Date.parse(deadline) + 1_000, runtime.clock().getTime() + 30_000);
   for (let wait = 20; runtime.clock().getTime() < until; wait = Math.min(wait * 2, 500)) {
     const stored = await runtime.invocations.find(scope, key, signal);
-    if (stored !== undefined && isTerminalInvocationState(stored.state) && stored.receipt !== undefined) return invocationOf(stored);
-    if (stored?.state === 'AwaitingApproval') return undefined;
+    if (stored !== undefined && isTerminalInvocationState(stored.state) && stored.receipt !== undefined) return { kind: 'ended', invocation: invocationOf(stored) };
+    if (stored?.state === 'AwaitingApproval') return { kind: 'parked' };
+    if (stored !== undefined && !isTerminalInvocationState(stored.state) && !leaseAlive(stored, runtime.clock())) return { kind: 'lapsed' };
     await sleep(wait, signal, 'waiting for the call in flight');
   }
-  return undefined;
+  return { kind: 'still_running' };
 }
 
 /**
@@ -265,9 +282,12 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     }
     case 'SANITIZE':
       return { step: 'SANITIZE', secrets: memo.secrets };
-    case 'REPLY':
-      sendReply(runtime.messaging, run.scope, invocation.replyInbox, { ok: true, data: invocationResultOf(invocation) });
+    case 'REPLY': {
+      // The stored request's inbox, and the driving copy's own when it is another one: every copy gets its reply.
+      const reply = { ok: true, data: invocationResultOf(invocation) } as const;
+      for (const inbox of new Set([invocation.replyInbox, run.replyInbox])) sendReply(runtime.messaging, run.scope, inbox, reply);
       return { step: 'REPLY' };
+    }
     case 'APPROVAL_DECISION':
     case 'DONE':
       throw new ToolplaneError('INTERNAL', `no stage to perform at ${state.step}`);
