@@ -32,8 +32,11 @@ export interface TokenVerifier {
 /** How a verifier tells the time and how much clock skew it forgives. */
 export interface TokenVerifierOptions {
   readonly clock?: () => Date;
-  /** Seconds of skew allowed on exp, nbf and iat; default 30. */
-  readonly clockToleranceSeconds?: number;
+  /**
+   * Seconds of skew forgiven on exp, nbf and iat: a token is still accepted this long after it expired. Required, so
+   * every service passes its configured TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S rather than a default of its own.
+   */
+  readonly clockToleranceSeconds: number;
 }
 
 const maxTokenLength = 8192;
@@ -75,9 +78,12 @@ function joseReason(error: unknown): string {
  * expiry, another audience, another tenant (its keys are not consulted, and its claim must match), another
  * workspace and the wrong kind of holder.
  */
-export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifierOptions = {}): TokenVerifier {
+export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifierOptions): TokenVerifier {
   const clock = options.clock ?? (() => new Date());
-  const tolerance = options.clockToleranceSeconds ?? 30;
+  const tolerance = options.clockToleranceSeconds;
+  if (!Number.isInteger(tolerance) || tolerance < 0) {
+    throw new ToolplaneError('INVALID_ARGUMENT', `clockToleranceSeconds must be a whole number of seconds, 0 or more, not ${String(tolerance)}`);
+  }
   // Imported once per (tenant, kid, alg); a failed import is not cached, so the error repeats rather than sticks.
   const imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
   const keyFor = (tenant: string, jwk: TrustedPublicJwk, alg: TokenAlgorithm) => {

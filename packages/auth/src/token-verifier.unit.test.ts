@@ -13,7 +13,7 @@ const acme = await generateSigningKeyPair('acme-1');
 const acmeNext = await generateSigningKeyPair('acme-2');
 const globex = await generateSigningKeyPair('globex-1');
 const keys: TrustedKeys = { acme: [acme.publicJwk, acmeNext.publicJwk], globex: [globex.publicJwk] };
-const verifier = createTokenVerifier(keys, { clock });
+const verifier = createTokenVerifier(keys, { clock, clockToleranceSeconds: 30 });
 
 const alice: OperatorClaims = { kind: 'human', tenant: 'acme', workspaces: ['main', 'ops'], principal: 'user:alice@acme.example', roles: ['approver'] };
 const agent: AgentContextClaims = { kind: 'agent', tenant: 'acme', workspace: 'main', principal: 'user:bob@acme.example', agentId: 'agent-support', agentRevision: '7' };
@@ -51,7 +51,7 @@ describe('issueToken and createTokenVerifier', () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'p256' } as TrustedKeys[string][number];
     const token = await issueToken(alice, privateKey, { kid: 'p256', expiresIn: 60, now, alg: 'ES256' });
-    expect(await createTokenVerifier({ acme: [jwk] }, { clock }).verify(token, expectHuman)).toEqual(alice);
+    expect(await createTokenVerifier({ acme: [jwk] }, { clock, clockToleranceSeconds: 30 }).verify(token, expectHuman)).toEqual(alice);
   });
 
   it('refuses an unsigned token (alg none)', async () => {
@@ -87,6 +87,19 @@ describe('issueToken and createTokenVerifier', () => {
     expect(await refusal(verifier.verify(token, expectHuman))).toBe('AUTHENTICATION_FAILED: token refused: it has expired');
     const justExpired = await issueToken(alice, acme.privateKey, { kid: 'acme-1', expiresIn: 60, now: new Date(now.getTime() - 70_000) });
     expect(await verifier.verify(justExpired, expectHuman)).toEqual(alice);
+  });
+
+  it('forgives exactly the configured clock tolerance: 10 s past expiry is refused with 0, accepted with 30', async () => {
+    const tenSecondsPast = await issueToken(alice, acme.privateKey, { kid: 'acme-1', expiresIn: 60, now: new Date(now.getTime() - 70_000) });
+    const strict = createTokenVerifier(keys, { clock, clockToleranceSeconds: 0 });
+    expect(await refusal(strict.verify(tenSecondsPast, expectHuman))).toBe('AUTHENTICATION_FAILED: token refused: it has expired');
+    const lenient = createTokenVerifier(keys, { clock, clockToleranceSeconds: 30 });
+    expect(await lenient.verify(tenSecondsPast, expectHuman)).toEqual(alice);
+  });
+
+  it('refuses a tolerance that is negative or not whole seconds', () => {
+    expect(() => createTokenVerifier(keys, { clock, clockToleranceSeconds: -1 })).toThrow(/^clockToleranceSeconds must be a whole number of seconds, 0 or more, not -1$/);
+    expect(() => createTokenVerifier(keys, { clock, clockToleranceSeconds: 1.5 })).toThrow(/^clockToleranceSeconds must be a whole number/);
   });
 
   it('refuses a token issued in the future', async () => {
@@ -189,6 +202,6 @@ describe('issueToken', () => {
   it('signs with a private JWK too', async () => {
     const extractable = await generateSigningKeyPair('jwk', { extractable: true });
     const token = await issueToken(alice, await exportJWK(extractable.privateKey), { kid: 'jwk', expiresIn: 60, now });
-    expect(await createTokenVerifier({ acme: [extractable.publicJwk] }, { clock }).verify(token, expectHuman)).toEqual(alice);
+    expect(await createTokenVerifier({ acme: [extractable.publicJwk] }, { clock, clockToleranceSeconds: 30 }).verify(token, expectHuman)).toEqual(alice);
   });
 });

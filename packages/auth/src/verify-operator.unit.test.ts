@@ -9,7 +9,7 @@ import { verifyOperator } from './verify-operator.js';
 const now = new Date('2026-11-29T12:00:00.000Z');
 const acme = await generateSigningKeyPair('acme-1');
 const forger = await generateSigningKeyPair('acme-1');
-const verifier = createTokenVerifier({ acme: [acme.publicJwk] }, { clock: () => now });
+const verifier = createTokenVerifier({ acme: [acme.publicJwk] }, { clock: () => now, clockToleranceSeconds: 30 });
 const scope = { tenant: 'acme', workspace: 'main' };
 
 const reader: OperatorClaims = { kind: 'human', tenant: 'acme', workspaces: ['main'], principal: 'user:rita@acme.example', roles: ['approver'] };

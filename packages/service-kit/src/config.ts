@@ -55,6 +55,14 @@ export function millisecondsSetting(defaultMs: number) {
   return z.coerce.number({ error: 'must be a number of milliseconds' }).int('must be whole milliseconds').positive('must be positive').default(defaultMs);
 }
 
+/** TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: how long after its expiry (and before its nbf/iat) a token is still accepted. */
+export const tokenClockToleranceSetting = z.coerce
+  .number({ error: 'must be a number of seconds (0-300)' })
+  .int('must be whole seconds (0-300)')
+  .min(0, 'must be between 0 and 300 seconds')
+  .max(300, 'must be between 0 and 300 seconds')
+  .default(30);
+
 /** The settings every Toolplane service reads from its environment. */
 export function baseServiceConfig(defaults: { httpPort: number }) {
   return z.object({
@@ -71,6 +79,8 @@ export function baseServiceConfig(defaults: { httpPort: number }) {
     MONGODB_CONNECT_TIMEOUT_MS: millisecondsSetting(10_000),
     SHUTDOWN_TIMEOUT_MS: millisecondsSetting(10_000),
     INSTANCE_ID: z.string().min(1).optional(),
+    /** Clock skew forgiven when verifying tokens; every createTokenVerifier is given it. */
+    TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: tokenClockToleranceSetting,
     /** Where the service's request replies and JetStream acknowledgements arrive (default NATS's `_INBOX`), for a NATS user confined to it. */
     NATS_INBOX_PREFIX: z
       .string()

@@ -21,6 +21,12 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ HTTP_PORT: 7101, HTTP_HOST: '127.0.0.1', MONGODB_DATABASE: 'toolplane', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: 10_000 });
   });
 
+  it('takes the token clock tolerance in whole seconds, 30 by default, 0-300', () => {
+    expect(loadConfig(schema, good).TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S).toBe(30);
+    expect(loadConfig(schema, { ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: '0' }).TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S).toBe(0);
+    expect(loadConfig(schema, { ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: '300' }).TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S).toBe(300);
+  });
+
   it('takes an optional NATS inbox prefix', () => {
     expect(loadConfig(schema, good).NATS_INBOX_PREFIX).toBeUndefined();
     expect(loadConfig(schema, { ...good, NATS_INBOX_PREFIX: '_INBOX_services.registry' }).NATS_INBOX_PREFIX).toBe('_INBOX_services.registry');
@@ -43,6 +49,10 @@ describe('loadConfig', () => {
     [{ ...good, MONGODB_DATABASE: 'a.b' }, /^MONGODB_DATABASE must be 1-63 letters/],
     [{ ...good, NATS_INBOX_PREFIX: '_INBOX.>' }, /^NATS_INBOX_PREFIX must be 1-16 dot-separated tokens/],
     [{ ...good, NATS_INBOX_PREFIX: '' }, /^NATS_INBOX_PREFIX must be 1-16 dot-separated tokens/],
+    [{ ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: '301' }, /^TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S must be between 0 and 300 seconds$/],
+    [{ ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: '-1' }, /^TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S must be between 0 and 300 seconds$/],
+    [{ ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: '2.5' }, /^TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S must be whole seconds/],
+    [{ ...good, TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S: 'half a minute' }, /^TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S must be a number of seconds/],
   ])('names the bad setting in one line: %j', (env, expected) => {
     const message = errorOf(env);
     expect(message).toMatch(expected);

@@ -61,7 +61,7 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
     const runtime: ApprovalRuntime = { approvals: store.collection(approvals), messaging, clock: () => new Date(), logger };
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator token will be refused');
-    const verifier = createTokenVerifier(trustedKeys, { clock: runtime.clock });
+    const verifier = createTokenVerifier(trustedKeys, { clock: runtime.clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
 
     // Consumers and responders stop in the shutdown steps, with a grace period for in-flight work (steps run in
     // reverse order, so before the store and NATS close); the sweeper stops with the start signal.

@@ -118,7 +118,7 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
     const handles = await serveAuditApi(messaging, {
       store,
       rebuilds,
-      verifier: createTokenVerifier(trustedKeys),
+      verifier: createTokenVerifier(trustedKeys, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
       onDiagnostic: (diagnostic: ServeDiagnostic) => {
         const { error: err, ...rest } = { error: undefined as unknown, ...diagnostic };
         apiLog.debug({ ...rest, err }, `api ${diagnostic.type}`);

@@ -29,7 +29,7 @@ describe('registry access', () => {
         throw new Error('the context was used');
       },
     });
-    const verifier = createTokenVerifier({});
+    const verifier = createTokenVerifier({}, { clockToleranceSeconds: 30 });
     const key = await generateSigningKeyPair('acme-1');
     const token = await issueToken({ kind: 'human', tenant: 'acme', workspaces: ['main'], principal: 'user:ada', roles: [POLICY_ADMIN_ROLE, PLATFORM_ADMIN_ROLE] }, key.privateKey, {
       kid: key.kid,

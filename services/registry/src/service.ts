@@ -107,7 +107,7 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
     const requestLog = logger.child({ component: 'requests' });
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) requestLog.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator command will be refused');
-    const verifier = createTokenVerifier(trustedKeys);
+    const verifier = createTokenVerifier(trustedKeys, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
     const handles = await serveRegistry(messaging, context, verifier, (diagnostic) => {
       if (diagnostic.type === 'handler_failed' && diagnostic.reply.code !== 'INTERNAL') requestLog.info({ subject: diagnostic.subject, code: diagnostic.reply.code }, diagnostic.reply.message);
       else if (diagnostic.type === 'handler_failed') requestLog.error({ subject: diagnostic.subject, err: diagnostic.error }, 'request failed');

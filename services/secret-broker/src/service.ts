@@ -88,7 +88,7 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
 
   const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
   if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every connection command will be refused');
-  const verifier = createTokenVerifier(trustedKeys);
+  const verifier = createTokenVerifier(trustedKeys, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
   for (const operation of Object.keys(secretBrokerContracts) as (keyof Broker)[]) {
     await serveOperation(context, broker, verifier, operation, logger);
   }

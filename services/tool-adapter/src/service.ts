@@ -1,7 +1,7 @@
 import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
-import { consume, createDescriptorCache } from '@toolplane/messaging';
+import { consume, createDescriptorCache, ensureConsumer, type ConsumerSpec } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { toStoreError } from '@toolplane/store';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -25,6 +25,9 @@ import { receiptSigner } from './core/receipts.js';
 import { SealingKeySetting } from './sealing-key-setting.js';
 import { SigningKeySetting } from './signing-key-setting.js';
 
+// The requests consumer's ack wait unless ADAPTER_ACK_WAIT_MS says otherwise.
+const defaultAckWaitMs = 5_000;
+
 /** The tool-adapter service's settings. */
 export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   /** Per tenant, the public keys context tokens are verified with: `{"<tenant>": [<public JWK with kid>, …]}`; unset trusts no tenant. */
@@ -38,8 +41,16 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   ADAPTER_SIGNING_KEY_ID: z.string().regex(/^[!-~]{1,128}$/, 'must be 1-128 printable characters').default('tool-adapter'),
   /** The deadline of a call whose tool is unknown (a known tool's descriptor gives its own). */
   ADAPTER_DEFAULT_TIMEOUT_MS: millisecondsSetting(30_000),
-  /** How long a handler's claim on an invocation lasts without renewal (a redelivery after it may take over). */
-  ADAPTER_PROCESSING_LEASE_MS: millisecondsSetting(30_000),
+  /**
+   * How long a handler's claim on an invocation lasts without renewal (it is renewed with every write and every third
+   * of it while the provider call runs); after it, another copy of the request or its redelivery takes the call over.
+   */
+  ADAPTER_PROCESSING_LEASE_MS: millisecondsSetting(5_000),
+  /**
+   * The requests consumer's ack wait: a request whose handler stops sending in-progress heartbeats (every half of
+   * it; the process died) is redelivered after this long, so a dead adapter's calls are taken over within seconds.
+   */
+  ADAPTER_ACK_WAIT_MS: millisecondsSetting(defaultAckWaitMs),
   /** How long the adapter waits for the registry to say where a tool's server is. */
   ADAPTER_REGISTRY_TIMEOUT_MS: millisecondsSetting(5_000),
   /** How long the adapter waits for the approval service to consume a granted approval. */
@@ -78,6 +89,11 @@ export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool
 // Retryable failures (the store or NATS briefly away, a call in flight elsewhere) are retried this often.
 const maxDeliver = 10;
 
+/** The durable consumer of invocation requests with its ack wait. */
+function requestsConsumer(ackWaitMs: number): ConsumerSpec {
+  return { durableName: toolAdapterConsumers.requests, description: 'Invocation requests for the governed pipeline.', ackWaitMs };
+}
+
 /** ToolAdapter: runs every invocation request through the governed pipeline; owns the ToolInvocation aggregate and its receipts. */
 export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   name: 'tool-adapter',
@@ -86,7 +102,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   consumers: [
     {
       stream: streams.invocations.name,
-      consumer: { durableName: toolAdapterConsumers.requests, description: 'Invocation requests for the governed pipeline.', ackWaitMs: 30_000 },
+      consumer: requestsConsumer(defaultAckWaitMs),
     },
     {
       stream: streams.events.name,
@@ -141,7 +157,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       validators: new ArgumentValidators(),
       policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
       rateCounters,
-      verifier: createTokenVerifier(trustedKeys, { clock }),
+      verifier: createTokenVerifier(trustedKeys, { clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
       signReceipt: receiptSigner({ keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey }),
       clock,
       newId: randomUUID,
@@ -150,6 +166,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     };
 
     const requestsLog = logger.child({ component: 'invocations' });
+    // Declared above with the default ack wait; an existing consumer (or another setting) is brought to the setting.
+    await ensureConsumer(messaging, streams.invocations.name, requestsConsumer(config.ADAPTER_ACK_WAIT_MS));
     const requests = await consume(messaging, {
       stream: streams.invocations.name,
       consumer: toolAdapterConsumers.requests,
