@@ -107,6 +107,15 @@ export {
 } from './classification.js';
 export { DeadLetter } from './dead-letter.js';
 export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter } from './descriptor-read-model.js';
+export {
+  COMMAND_PATTERN_OPTIONS,
+  DEFAULT_MAX_PATTERN_LENGTH,
+  compileCommandPattern,
+  compileLinearRegExp,
+  type LinearRegExp,
+  type LinearRegExpOptions,
+  type LinearRegExpResult,
+} from './linear-regexp.js';
 export { ErrorCode, ToolFailure, ToolplaneError, WireError, errorCatalog, fromWireError, hasErrorCode, isRetryable, toWireError } from './errors.js';
 export { ApprovalEventMetadata, EventMetadata, InvocationEventMetadata } from './event-metadata.js';
 export {

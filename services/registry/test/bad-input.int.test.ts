@@ -112,6 +112,26 @@ describe('registrations the registry refuses', () => {
     expect(await refusedWithoutChange(tenantScope, first.serverId, () => register(tenantScope, { name: 'dup', endpointUrl: everything.url }))).toBe('CONFLICT');
     expect((await storedEvents(client, tenantScope)).filter((event) => event.type === 'McpServerRegistered' && event.data.serverId === first.serverId)).toHaveLength(1);
   });
+
+  it('a server registered with a typo is retired from Registered, recorded as an event, and its name registers anew', async () => {
+    const typo = await register(tenantScope, { name: 'typo', stdio: { ...everythingStdio, args: [realServerPath('everything'), 'stdoi'] } });
+    await expect(register(tenantScope, { name: 'typo', stdio: everythingStdio })).rejects.toThrow(
+      `a server named typo is registered already (${typo.serverId}) with another configuration: retire it (in any state) to register the name anew`,
+    );
+    const retired = await call(client, tenantScope, 'retire', schemas.retire, { serverId: typo.serverId, reason: 'registered with a typo' });
+    expect(retired).toMatchObject({ server: { serverId: typo.serverId, state: 'Retired' }, retiredDescriptors: 0 });
+    const changes = (await storedEvents(client, tenantScope)).flatMap((event) => (event.type === 'McpServerStateChanged' && event.data.serverId === typo.serverId ? [event.data] : []));
+    expect(changes).toEqual([expect.objectContaining({ from: 'Registered', to: 'Retired', reason: 'Retire: registered with a typo' })]);
+    const fixed = await call(client, tenantScope, 'register', schemas.register, { name: 'typo', stdio: everythingStdio });
+    expect(fixed.created).toBe(true);
+    expect(fixed.server).toMatchObject({ name: 'typo', state: 'Registered' });
+    expect(fixed.server.serverId).not.toBe(typo.serverId);
+    const listed = (await call(client, tenantScope, 'listServers', schemas.listServers, {})).servers.filter((s) => s.name === 'typo');
+    expect(listed.map((s) => [s.serverId, s.state])).toEqual([
+      [typo.serverId, 'Retired'],
+      [fixed.server.serverId, 'Registered'],
+    ]);
+  });
 });
 
 describe('discovery that fails', () => {
@@ -157,13 +177,11 @@ describe('a server that lists an unusable tool', () => {
 });
 
 describe('illegal transitions and bindings', () => {
+
   const tenantScope = freshScope('illegal');
 
-  it('refuse with CONFLICT naming the state and change nothing', async () => {
+  it('refuse with CONFLICT naming the state and change nothing; retiring is allowed from any state', async () => {
     const server = await register(tenantScope, { name: 'everything', stdio: everythingStdio });
-    expect(await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId }))).toBe('CONFLICT');
-    const refusal = await call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId }).catch((error: unknown) => error as Error);
-    expect((refusal as Error).message).toMatch(/state Registered/);
     // Binding before discovery: the tool was not discovered.
     expect(
       await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'echo', sideEffectClass: 'READ', riskClass: 'LOW' })),
@@ -187,18 +205,34 @@ describe('illegal transitions and bindings', () => {
         }),
       ),
     ).toBe('INVALID_ARGUMENT');
-    // Still Verified: retiring it is not a transition of the seed either.
-    expect(await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId }))).toBe('CONFLICT');
-    await call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'echo', sideEffectClass: 'READ', riskClass: 'LOW' });
+    // A command pattern the adapter's engine (RE2) cannot run: refused at bind time, naming the pattern.
+    const backreference = String.raw`(a)\1`;
+    const bindWithPattern = (block: string[]) =>
+      call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'echo', sideEffectClass: 'READ', riskClass: 'LOW', commandPolicy: { argument: 'message', allow: [], block } });
+    expect(await refusedWithoutChange(tenantScope, server.serverId, () => bindWithPattern([backreference]))).toBe('INVALID_ARGUMENT');
+    await expect(bindWithPattern([backreference])).rejects.toThrow(`commandPolicy pattern ${JSON.stringify(backreference)} cannot be used: the pattern uses a backreference`);
+    const bound = await bindWithPattern([String.raw`\brm\s+-rf\b`]);
+    expect(bound.descriptor.commandPolicy?.block).toEqual([String.raw`\brm\s+-rf\b`]);
     await call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId });
     expect(await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'discover', schemas.discover, { serverId: server.serverId }))).toBe('CONFLICT');
     expect(
       await refusedWithoutChange(tenantScope, server.serverId, () => call(client, tenantScope, 'bind', schemas.bind, { serverId: server.serverId, toolName: 'echo', sideEffectClass: 'READ', riskClass: 'LOW' })),
     ).toBe('CONFLICT');
+    const notDiscoverable = await call(client, tenantScope, 'discover', schemas.discover, { serverId: server.serverId }).catch((error: unknown) => error as Error);
+    expect((notDiscoverable as Error).message).toMatch(/state Retired/);
     // A retried retire is done already: no error, no event.
     const events = (await storedEvents(client, tenantScope)).length;
     expect((await call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId })).retiredDescriptors).toBe(0);
     expect((await storedEvents(client, tenantScope)).length).toBe(events);
+  });
+
+  it('retire a Verified server, whose bindings were never approved, as well', async () => {
+    const verified = await register(tenantScope, { name: 'verified', stdio: everythingStdio });
+    await call(client, tenantScope, 'discover', schemas.discover, { serverId: verified.serverId });
+    const retired = await call(client, tenantScope, 'retire', schemas.retire, { serverId: verified.serverId });
+    expect(retired.server).toMatchObject({ state: 'Retired' });
+    const changes = (await storedEvents(client, tenantScope)).flatMap((event) => (event.type === 'McpServerStateChanged' && event.data.serverId === verified.serverId ? [event.data] : []));
+    expect(changes.map((change) => [change.from, change.to])).toEqual([['Registered', 'Verified'], ['Verified', 'Retired']]);
   });
 });
 

@@ -74,7 +74,7 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
   const document: StoredServer = { ...server, _id: server.serverId, nameClaim: nameClaimOf(server), outbox: [] };
   const created = await createAggregate(context.outbox, { collection: context.servers, toState: toServer }, document, lifecycle, { tenant: scope.tenant, workspace: scope.workspace, nameClaim: server.name }, signal);
   if (!created.created && registrationFingerprint(created.state) !== registrationFingerprint(server)) {
-    throw new ToolplaneError('CONFLICT', `a server named ${server.name} is registered already (${created.state.serverId}) with another configuration`, {
+    throw new ToolplaneError('CONFLICT', `a server named ${server.name} is registered already (${created.state.serverId}) with another configuration: retire it (in any state) to register the name anew`, {
       details: { serverId: created.state.serverId },
     });
   }
@@ -119,7 +119,7 @@ export async function discoverServer(context: RegistryContext, scope: Scope, ser
   return { server: after, changes };
 }
 
-/** Retires a server (from Active or Degraded) and every descriptor bound to it. */
+/** Retires a server (from any state; its name is free again for a new registration) and every descriptor bound to it. */
 export async function retireServer(context: RegistryContext, scope: Scope, serverId: string, reason: string | undefined, actor: string, signal?: AbortSignal): Promise<RetireServerReply> {
   const who = { actor, at: context.now() };
   const changed = await changeServer(context, scope, serverId, () => [{ type: 'RetireServer', reason, at: who.at }], who, signal);

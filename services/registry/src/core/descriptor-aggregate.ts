@@ -1,6 +1,7 @@
 import {
   ToolplaneError,
   canonicalJson,
+  compileCommandPattern,
   type BindToolRequest,
   type DescriptorRetirementReason,
   type McpDiscoveredTool,
@@ -80,12 +81,10 @@ function validateDeclaration(declaration: BindingDeclaration, server: McpServer,
   }
   const policy = declaration.commandPolicy;
   if (policy !== undefined) {
+    // Checked with the engine and options the tool adapter matches them with (RE2), so what binds also runs.
     for (const pattern of [...policy.allow, ...policy.block]) {
-      try {
-        new RegExp(pattern);
-      } catch {
-        throw invalid(`commandPolicy pattern ${JSON.stringify(pattern)} is not a valid regular expression`);
-      }
+      const compiled = compileCommandPattern(pattern);
+      if (!compiled.ok) throw invalid(`commandPolicy pattern ${JSON.stringify(pattern)} cannot be used: ${compiled.problem}`);
     }
     if (!inputProperties(tool).has(policy.argument)) throw invalid(`commandPolicy.argument ${JSON.stringify(policy.argument)} is not a property of the tool's input schema`);
   }

@@ -88,6 +88,19 @@ describe('binding a discovered tool', () => {
     expect(refusal(() => decideDescriptor(bind({ declaration: policy('nope', []) }), undefined)).code).toBe('INVALID_ARGUMENT');
   });
 
+  it('checks command-policy patterns with the engine the adapter runs them on (RE2): a backreference is refused, naming the pattern', () => {
+    const policy = (allow: string[], block: string[]) => declaration({ commandPolicy: { argument: 'command', allow, block } });
+    for (const [allow, block] of [[[], [String.raw`(a)\1`]], [[String.raw`^(git)\s+\1$`], []], [[], ['(?=rm)rm']]] as const) {
+      const refused = refusal(() => decideDescriptor(bind({ declaration: policy([...allow], [...block]) }), undefined));
+      const pattern = [...allow, ...block][0] ?? '';
+      expect(refused.code).toBe('INVALID_ARGUMENT');
+      expect(refused.message).toContain(`commandPolicy pattern ${JSON.stringify(pattern)} cannot be used:`);
+      expect(refused.message).toMatch(/linear-time matching cannot support/);
+    }
+    const valid = foldDescriptor(undefined, decideDescriptor(bind({ declaration: policy([String.raw`^git\s+(?:status|log)\b`], [String.raw`\bpush\s+--force`]) }), undefined));
+    expect(valid?.commandPolicy).toEqual({ argument: 'command', allow: [String.raw`^git\s+(?:status|log)\b`], block: [String.raw`\bpush\s+--force`] });
+  });
+
   it('refuses tools of a published (not consumed) server', () => {
     expect(refusal(() => decideDescriptor(bind({ server: server('Active', { direction: 'Published' }) }), undefined)).code).toBe('CONFLICT');
   });

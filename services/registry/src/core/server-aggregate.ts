@@ -5,7 +5,10 @@ import { authenticationProblem, isBeyondLocalProcess } from './reachability.js';
 // The McpServer aggregate: decide(command, state) → events, evolve(state, event) → state. Pure: the clock comes in
 // on each command (`at`), ids are minted by the caller.
 
-/** The seed's transitions, and nothing else: every state change of a server is one of these. */
+/**
+ * The seed's transitions, plus retiring a server that never became Active (one registered with a typo, or that
+ * an operator no longer wants): an operator can retire a server in any state. Every state change is one of these.
+ */
 export const serverTransitions = [
   { from: 'Registered', to: 'Verified', trigger: 'HandshakeAndDiscoverySucceeded' },
   { from: 'Verified', to: 'Active', trigger: 'BindingsApproved' },
@@ -13,6 +16,8 @@ export const serverTransitions = [
   { from: 'Degraded', to: 'Active', trigger: 'HandshakeRecovered' },
   { from: 'Active', to: 'Retired', trigger: 'Retire' },
   { from: 'Degraded', to: 'Retired', trigger: 'Retire' },
+  { from: 'Registered', to: 'Retired', trigger: 'Retire' },
+  { from: 'Verified', to: 'Retired', trigger: 'Retire' },
 ] as const satisfies readonly { from: McpServerState; to: McpServerState; trigger: string }[];
 
 /** What moves a server from one state to another. */

@@ -16,7 +16,7 @@ function refusal(run: () => unknown): { code: string; message: string } {
 const triggers: ServerTrigger[] = ['HandshakeAndDiscoverySucceeded', 'BindingsApproved', 'HandshakeFailed', 'HandshakeRecovered', 'Retire'];
 
 describe('the McpServer state machine', () => {
-  it('has exactly the six transitions of the seed', () => {
+  it('has the six transitions of the seed, plus an operator retiring a server before it became Active', () => {
     expect(serverTransitions.map((t) => `${t.from} -${t.trigger}-> ${t.to}`)).toEqual([
       'Registered -HandshakeAndDiscoverySucceeded-> Verified',
       'Verified -BindingsApproved-> Active',
@@ -24,6 +24,8 @@ describe('the McpServer state machine', () => {
       'Degraded -HandshakeRecovered-> Active',
       'Active -Retire-> Retired',
       'Degraded -Retire-> Retired',
+      'Registered -Retire-> Retired',
+      'Verified -Retire-> Retired',
     ]);
   });
 
@@ -214,17 +216,11 @@ describe('authentication exceptions', () => {
 });
 
 describe('retiring', () => {
-  it('retires Active and Degraded servers', () => {
-    for (const state of ['Active', 'Degraded'] as const) {
-      expect(foldServer(server(state), decideServer({ type: 'RetireServer', at }, server(state)))?.state).toBe('Retired');
-    }
-  });
-
-  it('refuses Registered and Verified servers, naming the state', () => {
-    for (const state of ['Registered', 'Verified'] as const) {
-      const refused = refusal(() => decideServer({ type: 'RetireServer', at }, server(state)));
-      expect(refused.code).toBe('CONFLICT');
-      expect(refused.message).toContain(`state ${state}`);
+  it('retires a server in any state but Retired, recording the change with its reason', () => {
+    for (const state of ['Registered', 'Verified', 'Active', 'Degraded'] as const) {
+      const events = decideServer({ type: 'RetireServer', reason: 'registered with a typo', at }, server(state));
+      expect(events).toEqual([{ type: 'ServerStateChanged', from: state, to: 'Retired', trigger: 'Retire', reason: 'registered with a typo', at }]);
+      expect(foldServer(server(state), events)?.state).toBe('Retired');
     }
   });
 

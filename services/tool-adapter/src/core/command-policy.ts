@@ -1,5 +1,5 @@
 import type { ToolDescriptor } from '@toolplane/contracts';
-import { LinearRegExpCache, type LinearRegExp } from './linear-regexp.js';
+import { COMMAND_PATTERN_OPTIONS, LinearRegExpCache, type LinearRegExp } from './linear-regexp.js';
 
 // Shell-like tools carry allow and block patterns over the command line they are asked to run. Patterns are
 // regular-expression sources matched case-insensitively, unanchored and in linear time (RE2), against the command
@@ -83,14 +83,14 @@ export function checkCommand(
     ...tenantBlock.map((pattern): [string, 'tenant-policy'] => [pattern, 'tenant-policy']),
   ];
   for (const [pattern, by] of blocks) {
-    const compiled = cache.compile(pattern, { caseInsensitive: true });
+    const compiled = cache.compile(pattern, COMMAND_PATTERN_OPTIONS);
     if (!compiled.ok) return { kind: 'invalid_pattern', pattern, problem: compiled.problem };
     if (variants.some((variant) => compiled.regExp.test(variant))) return { kind: 'blocked', pattern, by };
   }
   if (commandPolicy.allow.length > 0) {
     const allows: LinearRegExp[] = [];
     for (const pattern of commandPolicy.allow) {
-      const compiled = cache.compile(pattern, { caseInsensitive: true });
+      const compiled = cache.compile(pattern, COMMAND_PATTERN_OPTIONS);
       if (!compiled.ok) return { kind: 'invalid_pattern', pattern, problem: compiled.problem };
       allows.push(compiled.regExp);
     }
