@@ -216,8 +216,9 @@ if (stopping) {
   say(`up: NATS ${natsUrl}, MongoDB ${mongoUrl}`);
   for (const [index, name] of services.entries()) say(`  ${name.padEnd(16)} http://127.0.0.1:${basePort + index}/readyz`);
   say(await ensureDevAgentProfile());
-  say('first call, from the repository in another terminal (README.md, "Quick start"):');
-  for (const line of firstCallPath()) say(`  ${line}`);
+  say('the first call, from the repository root in another terminal (README.md, "Quick start"):');
+  // Unprefixed, so the block can be copied as it is.
+  process.stdout.write(`\n${firstCallPath().join('\n')}\n\n`);
   say(`logs in ${logDir}; Ctrl-C stops everything`);
 }
 
@@ -246,17 +247,19 @@ async function ensureDevAgentProfile() {
   }
 }
 
-/** The README's first-call path as commands to paste, for this platform's NATS. */
+/** The README's first-call path ("Quick start") as commands to paste, for this platform's NATS. */
 function firstCallPath() {
   return [
-    `export TOOLPLANE_NATS_URL=${natsUrl}`,
-    'export TOOLPLANE_TOKEN=$(node infra/local/dev-keys.mjs token)              # operator (tenant dev, workspace main)',
-    'export TOOLPLANE_AGENT_TOKEN=$(node infra/local/dev-keys.mjs agent-token)  # agent dev-agent',
+    ...(natsUrl === 'nats://127.0.0.1:4222' ? [] : [`export TOOLPLANE_NATS_URL=${natsUrl}`]),
+    'export TOOLPLANE_TOKEN=$(node infra/local/dev-keys.mjs token)              # an operator of tenant dev, workspace main',
     'SERVER=$(npx toolplane servers register --name everything --json \\',
-    '  --stdio "node $(npm root)/@modelcontextprotocol/server-everything/dist/index.js stdio" | node -p \'JSON.parse(require("fs").readFileSync(0)).mcpServerId\')',
+    '  --stdio "node $(npm root)/@modelcontextprotocol/server-everything/dist/index.js stdio" \\',
+    "  | node -p 'JSON.parse(require(\"fs\").readFileSync(0)).server.serverId')",
     'npx toolplane servers discover $SERVER',
     'npx toolplane tools bind $SERVER echo --effect READ --risk LOW',
-    'npx toolplane invoke everything.echo --args \'{"message":"hello"}\' --key first-1 --json > receipt.json',
-    'npx toolplane receipts verify receipt.json',
+    'export TOOLPLANE_AGENT_TOKEN=$(node infra/local/dev-keys.mjs agent-token)  # agent dev-agent of dev/main',
+    'RECEIPT=$(mktemp)',
+    'npx toolplane invoke everything.echo --args \'{"message":"hello"}\' --key first-1 --json > $RECEIPT',
+    'npx toolplane receipts verify $RECEIPT',
   ];
 }
