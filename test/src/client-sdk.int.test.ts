@@ -37,6 +37,7 @@ import {
   serveStandInRegistry,
   testDescriptor,
 } from '@toolplane/tool-adapter/testing';
+import { runCli } from '@toolplane/cli';
 import { createToolplaneClient, requireSuccess, verifyReceipt, type ClientDiagnostic, type ToolplaneClient } from '@toolplane/client';
 
 const infra = testScope('client');
@@ -140,6 +141,15 @@ async function consumersOf(scope: Scope): Promise<string[]> {
 }
 
 const receiptKeys = () => new Map([[receiptKeyId, receiptPublicKey]]);
+
+/** Runs `toolplane …` in-process as the agent of `scope`: its exit code, standard output and standard error. */
+async function toolplaneAsAgent(scope: Scope, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const env = { TOOLPLANE_NATS_URL: nats.url, TOOLPLANE_TENANT: scope.tenant, TOOLPLANE_WORKSPACE: scope.workspace, TOOLPLANE_AGENT_TOKEN: await tokenFor(scope) };
+  const code = await runCli(argv, { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env });
+  return { code, out, err };
+}
 
 /** Stops the file's nats-server and starts it again on the same port and store, as a restarted server comes back. */
 async function restartNatsAfter(stopped: () => Promise<void>): Promise<void> {
@@ -393,6 +403,24 @@ describe('the agent-runtime SDK', () => {
     controller.abort();
     await draining;
     expect(await consumersOf(scope)).toEqual([]);
+  });
+
+  it('toolplane invoke exits non-zero with CONFLICT both times for a taken key, and calls wait --key prints the one outcome', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const first = await toolplaneAsAgent(scope, 'invoke', 'fixture.count', '--args', '{"n":1}', '--key', 'cli-b-1');
+    expect(first).toMatchObject({ code: 0, out: expect.stringMatching(/^status: +SUCCESS$/m) as unknown });
+    for (let round = 0; round < 2; round += 1) {
+      const conflicting = await toolplaneAsAgent(scope, 'invoke', 'fixture.count', '--args', '{"n":2}', '--key', 'cli-b-1');
+      expect(conflicting.code).toBe(1);
+      expect(conflicting.err).toMatch(/^CONFLICT: /);
+    }
+    const waited = await toolplaneAsAgent(scope, '--json', 'calls', 'wait', '--key', 'cli-b-1', '--timeout-ms', '5000');
+    expect(waited.code).toBe(0);
+    expect(JSON.parse(waited.out)).toMatchObject({ status: 'SUCCESS', receipt: { idempotencyKey: 'cli-b-1' } });
+    const unknown = await toolplaneAsAgent(scope, 'calls', 'wait', '--key', 'cli-never-used');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/^NOT_FOUND: /);
+    expect(await executions(scope)).toBe(1);
   });
 
   it('carries an invoke across a NATS restart with the same key: one execution, never a raw NATS error', { timeout: 90_000 }, async () => {

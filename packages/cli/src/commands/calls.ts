@@ -1,11 +1,14 @@
+import { createToolplaneClient } from '@toolplane/client';
 import { InvocationState, ToolplaneError, adapterCommandSchemas, auditCommandSchemas, type InvocationResult, type RuntimeToolCallSummary, type RuntimeToolCallView } from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
 import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
+import { agentToken, parseTimeoutMs, printOutcome, withAgentToken, type AgentTokenOptions } from './invoke.js';
 
 // `toolplane calls …`: the RuntimeToolCall projection, one document per logical tool call, in the caller's
 // scope. It holds ids, states, times and hashes; never arguments or results. `calls reconcile` settles an Uncertain
-// call in the tool adapter. All of them act as an operator (token in --token-file or $TOOLPLANE_TOKEN).
+// call in the tool adapter. All of them act as an operator (token in --token-file or $TOOLPLANE_TOKEN), except
+// `calls wait`, which re-attaches to the agent's own call by its idempotency key as the agent (like `invoke`).
 
 /** `--state executing|observed|failed|…`, any case. */
 export function parseState(value: string): InvocationState {
@@ -96,7 +99,7 @@ function resultFields(result: InvocationResult): string {
   ]);
 }
 
-/** `toolplane calls show|list|reconcile`: logical tool calls of the workspace. */
+/** `toolplane calls show|list|reconcile|wait`: logical tool calls of the workspace. */
 export const callsCommands: CommandGroup = (program, context) => {
   const calls = program.command('calls').description('Inspect tool calls of the workspace (one record per logical call, across its attempts).');
 
@@ -139,6 +142,21 @@ export const callsCommands: CommandGroup = (program, context) => {
         );
         return page.next === null ? table : `${table}more: --cursor ${page.next}\n`;
       });
+    });
+
+  withAgentToken(calls.command('wait'))
+    .description('wait for the outcome of the agent’s call under an idempotency key (one that ended APPROVAL_PENDING or TIMEOUT); prints it like invoke (exit 1 unless SUCCESS, except with --json)')
+    .requiredOption('--key <key>', 'the idempotency key the call was made with')
+    .option('--timeout-ms <n>', 'how long to wait for the outcome (default 60000); APPROVAL_PENDING when it still waits for a human', parseTimeoutMs)
+    .action(async (options: AgentTokenOptions & { key: string; timeoutMs?: number }) => {
+      const ctx = context();
+      const contextToken = await agentToken(ctx, options);
+      const client = await createToolplaneClient({ messaging: await ctx.messaging(), scope: ctx.scope(), contextToken });
+      try {
+        printOutcome(ctx, await client.await(options.key, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }));
+      } finally {
+        await client.close();
+      }
     });
 
   withToken(calls.command('reconcile'))

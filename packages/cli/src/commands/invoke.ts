@@ -10,7 +10,8 @@ import { parseEffect } from './tools.js';
 // `toolplane invoke` and `toolplane tools effective`: calls made as an agent, with an agent context token, through
 // the agent-runtime SDK, exactly as a runtime makes them (same pipeline, same receipt, same lost-reply recovery).
 
-interface AgentTokenOptions {
+/** The agent token flags, for commands that act as an agent. */
+export interface AgentTokenOptions {
   readonly tokenFile?: string;
   readonly agent?: string;
 }
@@ -115,7 +116,20 @@ export function effectiveToolsText(set: EffectiveToolSet): string {
   return `${visible}\n${hidden}`;
 }
 
-function withAgentToken(command: Command): Command {
+/**
+ * Prints a call's outcome; in text mode a call that did not succeed then fails the command (exit 1, after its receipt
+ * was printed); with --json the document says how it ended. Shared by `invoke` and `calls wait`.
+ */
+export function printOutcome(ctx: CliContext, result: InvocationResult): void {
+  ctx.print(result, () => resultText(result));
+  if (!ctx.json && result.status !== 'SUCCESS') {
+    const failure = result.receipt.failure;
+    throw new ToolplaneError(failure?.code ?? 'INTERNAL', `the call ended ${result.status}${failure === undefined ? '' : `: ${failure.message}`}`);
+  }
+}
+
+/** Adds the agent token flags (`--token-file`, `--agent`) of commands that act as an agent. */
+export function withAgentToken(command: Command): Command {
   return command
     .option('--token-file <path>', 'file holding the agent context token (default: $TOOLPLANE_AGENT_TOKEN)')
     .option('--agent <id>', 'refuse to run unless the token is this agent’s');
@@ -128,7 +142,7 @@ export const invokeCommands: CommandGroup = (program, context) => {
     .argument('<toolId>', 'governed tool id')
     .requiredOption('--args <json>', 'the arguments as a JSON object, or - to read them from standard input')
     .option('--key <key>', 'idempotency key: the same key is the same call, never run twice (default: generated)')
-    .option('--timeout-ms <n>', 'how long to wait for the outcome, also the call’s deadline (default 30000)', parseTimeoutMs)
+    .option('--timeout-ms <n>', 'how long to wait for the outcome, also the call’s deadline (default 60000)', parseTimeoutMs)
     .option('--tool-version <version>', 'an exact tool version (default: the active one)')
     .option('--call-id <id>', 'the logical tool call id')
     .option('--correlation-id <id>', 'ties the call to a run')
@@ -145,13 +159,7 @@ export const invokeCommands: CommandGroup = (program, context) => {
           ...(flags.callId === undefined ? {} : { toolCallId: flags.callId }),
           ...(flags.correlationId === undefined ? {} : { correlationId: flags.correlationId }),
         });
-        ctx.print(result, () => resultText(result));
-        // In text mode a call that did not succeed fails the command (after its receipt was printed); with --json the
-        // document says how it ended.
-        if (!ctx.json && result.status !== 'SUCCESS') {
-          const failure = result.receipt.failure;
-          throw new ToolplaneError(failure?.code ?? 'INTERNAL', `the call ended ${result.status}${failure === undefined ? '' : `: ${failure.message}`}`);
-        }
+        printOutcome(ctx, result);
       } finally {
         await client.close();
       }
