@@ -1,19 +1,21 @@
 // The adapter PROCESS killed with SIGKILL at each step of the pipeline (failpoints, or a kill while the provider
 // call runs), then started again: the request the first process had taken is redelivered once its ack wait ran
-// out, and every accepted request ends in exactly one terminal state; a non-idempotent tool never runs twice, an
+// out (a few seconds after its heartbeats stopped), and every accepted request ends in exactly one terminal state; a non-idempotent tool never runs twice, an
 // interrupted write ends Uncertain with ToolEffectUncertain, an interrupted READ gets attempt 2 and ends Observed.
 // Each scenario has a nats-server of its own (the adapter's stream and consumer names are fixed), so scenarios
 // run side by side without taking each other's requests.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isTerminalInvocationState, type InvocationReply, type LifecycleEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
+import { isTerminalInvocationState, streams, type InvocationReply, type LifecycleEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
+import { ensureConsumer, ensureStream } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
 import { adapterFailpoints } from '../src/app/invocation-handler.js';
+import { toolAdapterConfig, toolAdapterConsumers } from '../src/service.js';
 import { AdapterHarness, startNatsServer, waitFor } from './adapter-harness.js';
 
-// Short processing leases, so a restarted adapter takes over what a dead one held as soon as JetStream redelivers
-// (after the consumer's 30 s ack wait). Deadlines are long enough to leave a second attempt room after that.
-const adapterEnv = { ADAPTER_PROCESSING_LEASE_MS: '3000', ADAPTER_CONCURRENCY: '4' };
+// The adapter's own ack wait and processing lease (a dead handler's call is taken over within seconds). Deadlines
+// are long enough to leave a second attempt room after that.
+const adapterEnv = { ADAPTER_CONCURRENCY: '4' };
 const timeoutMs = 75_000;
 const slowMs = 3_000;
 const terminalTypes = new Set(['ToolCallCompleted', 'ToolCallFailed', 'ToolCallCancelled', 'ToolEffectUncertain', 'InvocationDenied']);
@@ -252,6 +254,36 @@ describe('two adapter replicas (processes) on one stream, one killed mid-flight'
       expect(states.every((state) => state === 'Observed' || state === 'Uncertain')).toBe(true);
       expect(await replicaB.stop()).toBe(0);
       expect(await replicaA2.stop()).toBe(0);
+    });
+  });
+});
+
+describe('a replica killed mid-call while another one runs', () => {
+  it('has its call taken over and answered well within the SDK\'s default timeout', { timeout: 120_000 }, async () => {
+    await withHarness('takeover_time', async (harness) => {
+      // A consumer left by an older adapter with a long ack wait: the adapter's start brings it to its setting.
+      await ensureStream(harness.messaging, streams.invocations);
+      await ensureConsumer(harness.messaging, streams.invocations.name, { durableName: toolAdapterConsumers.requests, ackWaitMs: 30_000 });
+      const scope = await harness.freshScope();
+      await bindScenarioTool(harness, scope, 'WRITE', true);
+      const doomed = await harness.startAdapter();
+      const ackWaitMs = toolAdapterConfig.shape.ADAPTER_ACK_WAIT_MS.parse(undefined);
+      const consumer = await harness.messaging.manager.consumers.info(streams.invocations.name, toolAdapterConsumers.requests);
+      expect(consumer.config.ack_wait).toBe(ackWaitMs * 1_000_000);
+      // A provider call far longer than a takeover: the reply can only come from the replica that takes over.
+      const call = await harness.send(scope, { toolId: 'fixture.tool', arguments: { ms: 60_000 }, idempotencyKey: 'killed-mid-call' });
+      await waitFor('the provider call to start', async () => (await harness.executions(scope, 'slow-started')) === 1);
+      const survivor = await harness.startAdapter({ INSTANCE_ID: 'survivor' });
+      const killedAt = Date.now();
+      doomed.child.kill('SIGKILL');
+      const reply = await call.reply(60_000);
+      const takeoverMs = Date.now() - killedAt;
+      console.log(`takeover: SIGKILL of the adapter mid-call → the caller's outcome in ${takeoverMs} ms (ack wait ${ackWaitMs} ms)`);
+      if (!reply.ok) throw new Error(`the call failed: ${reply.error.code}`);
+      expect(reply.data.receipt).toMatchObject({ state: 'Uncertain', failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(await harness.executions(scope, 'slow-started')).toBe(1);
+      expect(takeoverMs).toBeLessThan(15_000);
+      expect(await survivor.stop()).toBe(0);
     });
   });
 });
