@@ -7,6 +7,7 @@ import { flowsCommands } from './commands/flows.js';
 import { invokeCommands } from './commands/invoke.js';
 import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
+import { receiptsCommands } from './commands/receipts.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
 
@@ -19,6 +20,7 @@ export const commandGroups: readonly CommandGroup[] = [
   flowsCommands,
   policiesCommands,
   projectorCommands,
+  receiptsCommands,
   serversCommands,
   toolsCommands,
   invokeCommands,

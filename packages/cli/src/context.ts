@@ -18,6 +18,8 @@ export interface GlobalOptions {
 /** Extras of one call. */
 export interface CallOptions {
   readonly headers?: Readonly<Record<string, string>>;
+  /** The scope whose subject the request travels on, instead of the command's. */
+  readonly scope?: Scope;
 }
 
 /** What a command runs with: the scope, a NATS connection made on first use, and the output. */
@@ -131,7 +133,7 @@ export function createContext(io: CliIo, options: GlobalOptions): CliContext {
     messaging,
     call: async (service, operation, schemas, body, callOptions = {}) =>
       request(await messaging(), {
-        subject: commandSubject(scope(), service, operation),
+        subject: commandSubject(callOptions.scope ?? scope(), service, operation),
         requestSchema: schemas.request,
         replySchema: schemas.reply,
         body,

@@ -14,7 +14,7 @@ import { PolicyDocuments, storedPolicySource } from './adapters/policy-source.js
 import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
-import { serveAdapterCommands } from './app/adapter-commands.js';
+import { receiptKeySetOf, serveAdapterCommands } from './app/adapter-commands.js';
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { serveInvocationLookup } from './app/invocation-lookup.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
@@ -143,6 +143,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS });
     context.onShutdown('mcp-pool', () => pool.close());
 
+    const receiptKey = { keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey };
     const runtime: InvocationRuntime = {
       messaging,
       invocations: new InvocationStore(store.collection(toolInvocations), config.ADAPTER_PROCESSING_LEASE_MS),
@@ -158,7 +159,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
       rateCounters,
       verifier: createTokenVerifier(trustedKeys, { clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
-      signReceipt: receiptSigner({ keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey }),
+      signReceipt: receiptSigner(receiptKey),
       clock,
       newId: randomUUID,
       logger,
@@ -195,7 +196,9 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
 
     const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
     context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));
-    const commands = await serveAdapterCommands({ ...runtime, logger: logger.child({ component: 'commands' }) }, new PolicyDocuments(store.collection(agentProfiles), store.collection(tenantPolicies)));
+    const commands = await serveAdapterCommands({ ...runtime, logger: logger.child({ component: 'commands' }) }, new PolicyDocuments(store.collection(agentProfiles), store.collection(tenantPolicies)), {
+      receiptKeys: receiptKeySetOf(receiptKey),
+    });
     context.onShutdown('commands', () => Promise.all(commands.map((handle) => handle.stop({ graceMs: 2_000 }))).then(() => undefined));
     const lookups = await serveInvocationLookup({ ...runtime, logger: logger.child({ component: 'invocation-lookup' }) });
     context.onShutdown('invocation-lookup', () => lookups.stop({ graceMs: 2_000 }));

@@ -2,7 +2,7 @@
 // CRUD with version guards and operator tokens, a policy written over request/reply taking effect on the next call,
 // and the reconciliation of a call that a redelivery after a crash ended Uncertain.
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -412,5 +412,45 @@ describe('the toolplane CLI against the adapter', () => {
     expect(result.receipt).toMatchObject({ toolCallId: interrupted.toolCallId, state: 'Failed' });
     expect(verifyReceipt(result.receipt, new Map([[receiptKeyId, receiptPublicKey]])).valid).toBe(true);
     expect((await stored(scope, 'cli-uncertain'))?.reconciliation).toMatchObject({ outcome: 'failed', by: 'user:ada@example.com' });
+  });
+
+  /** Runs the CLI with only the flags given (no token, no scope): what a verifier of receipts has. */
+  async function plainToolplane(stdin: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(stdin), env: {} };
+    const code = await runCli(['--nats', nats.url, '--timeout', '15000', ...argv], io);
+    return { code, out, err };
+  }
+
+  it('publishes the receipt key, verifies a real receipt with it (fetched or from a file) and refuses a tampered one', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    const reply = await invoke(scope, 'fixture.count', 'cli-receipt');
+    if (!reply.ok) throw new Error(`the call failed: ${reply.error.message}`);
+
+    // The keys answer on any scope, without a token: the receipt-signing key's public half, by its key id.
+    const keys = await plainToolplane('', '--tenant', scope.tenant, '--workspace', scope.workspace, 'receipts', 'keys');
+    expect(keys).toMatchObject({ code: 0, err: '' });
+    const jwks = JSON.parse(keys.out) as { keys: Record<string, unknown>[] };
+    expect(jwks).toEqual({ keys: [{ ...receiptPublicKey.export({ format: 'jwk' }), kid: receiptKeyId, alg: 'Ed25519', use: 'sig' }] });
+
+    // What `invoke --json` prints, verified with the keys asked of the adapter on the receipt's own scope.
+    const invokeOutput = JSON.stringify(reply.data, null, 2);
+    const fetched = await plainToolplane(invokeOutput, 'receipts', 'verify');
+    expect(fetched).toMatchObject({ code: 0, err: '' });
+    expect(fetched.out).toMatch(new RegExp(`^valid\n(.*\n)*tool call: +${reply.data.receipt.toolCallId}\n`));
+    const keysFile = path.join(tmp, 'receipt-keys.json');
+    const receiptFile = path.join(tmp, 'receipt.json');
+    await writeFile(keysFile, keys.out);
+    await writeFile(receiptFile, JSON.stringify(reply.data.receipt));
+    expect(await plainToolplane('', 'receipts', 'verify', receiptFile, '--keys', keysFile)).toMatchObject({ code: 0, err: '' });
+
+    // One changed field, or a signature by another key under the same key id, is refused.
+    const tampered = JSON.stringify({ ...reply.data, receipt: { ...reply.data.receipt, principal: 'user:mallory@example.com' } });
+    expect(await plainToolplane(tampered, 'receipts', 'verify', '-', '--keys', keysFile)).toEqual({ code: 1, out: '', err: 'AUTHENTICATION_FAILED: the receipt is not authentic: the signature does not match the receipt\n' });
+    const forged = receiptSigner({ keyId: receiptKeyId, privateKey: receiptSigningKey().privateKey });
+    const { signature: _signature, ...unsigned } = reply.data.receipt;
+    expect((await plainToolplane(JSON.stringify(forged(unsigned)), 'receipts', 'verify')).err).toBe('AUTHENTICATION_FAILED: the receipt is not authentic: the signature does not match the receipt\n');
+    expect((await plainToolplane('{"status":"SUCCESS"}', 'receipts', 'verify')).err).toMatch(/^INVALID_ARGUMENT: no receipt in the input/);
   });
 });

@@ -1,15 +1,19 @@
 // The tool adapter's operator commands (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`): reconcile an
 // Uncertain call, and read and write agent profiles and the tenant policy. One queue group across replicas. Scope is
 // the subject's; the operator is the verified bearer token in the Authorization header, which is never logged.
-// Reads need an operator token of the scope, writes and reconcile the POLICY_ADMIN_ROLE as well.
+// Reads need an operator token of the scope, writes and reconcile the POLICY_ADMIN_ROLE as well. receiptKeys answers
+// anyone with the public keys receipts verify with: they are public, and a verifier needs nothing else.
+import { createPublicKey } from 'node:crypto';
 import {
   POLICY_ADMIN_ROLE,
+  ReceiptPublicJwk,
   ToolplaneError,
   adapterCommandSchemas,
   adapterOperations,
   commandFilter,
   scopeOfSubject,
   type OperatorClaims,
+  type ReceiptKeySet,
   type Scope,
 } from '@toolplane/contracts';
 import { verifyOperator } from '@toolplane/auth';
@@ -18,12 +22,13 @@ import type { z } from 'zod';
 import { invocationOf } from '../adapters/invocation-store.js';
 import type { PolicyDocuments } from '../adapters/policy-source.js';
 import { reconcileInvocation } from '../core/invocation-attempts.js';
+import type { ReceiptSigningKey } from '../core/receipts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents } from './publishing.js';
 
 /** The operations served here (effectiveTools and lookupInvocation answer agent runtimes elsewhere). */
-const operatorOperations = [
+const servedOperations = [
   adapterOperations.reconcile,
   adapterOperations.getAgentProfile,
   adapterOperations.listAgentProfiles,
@@ -31,14 +36,28 @@ const operatorOperations = [
   adapterOperations.deleteAgentProfile,
   adapterOperations.getTenantPolicy,
   adapterOperations.putTenantPolicy,
+  adapterOperations.receiptKeys,
 ] as const;
-type Operation = (typeof operatorOperations)[number];
+type Operation = (typeof servedOperations)[number];
 type Request<O extends Operation> = z.output<(typeof adapterCommandSchemas)[O]['request']>;
 type Reply<O extends Operation> = z.input<(typeof adapterCommandSchemas)[O]['reply']>;
 type Handler<O extends Operation> = (request: Request<O>, scope: Scope, context: RequestContext) => Promise<Reply<O>>;
 
+/** What the commands serve besides the runtime's ports and the policy documents. */
+export interface AdapterCommandOptions {
+  /** The public keys receipts verify with (receiptKeySetOf the signing key). */
+  readonly receiptKeys: ReceiptKeySet;
+  readonly signal?: AbortSignal;
+}
+
+/** The JWKS of a receipt-signing key: its public half only, named by the key id receipts carry. */
+export function receiptKeySetOf(key: ReceiptSigningKey): ReceiptKeySet {
+  const { x } = createPublicKey(key.privateKey).export({ format: 'jwk' });
+  return { keys: [ReceiptPublicJwk.parse({ kty: 'OKP', crv: 'Ed25519', x, kid: key.keyId, alg: 'Ed25519', use: 'sig' })] };
+}
+
 /** The handlers of each operation, given the scope of the subject they were asked on. */
-function handlers(runtime: InvocationRuntime, documents: PolicyDocuments): { [O in Operation]: Handler<O> } {
+function handlers(runtime: InvocationRuntime, documents: PolicyDocuments, receiptKeys: ReceiptKeySet): { [O in Operation]: Handler<O> } {
   const reader = (scope: Scope, context: RequestContext): Promise<OperatorClaims> => verifyOperator(runtime.verifier, scope, context.headers);
   const admin = (scope: Scope, context: RequestContext): Promise<OperatorClaims> => verifyOperator(runtime.verifier, scope, context.headers, { role: POLICY_ADMIN_ROLE });
   return {
@@ -87,11 +106,13 @@ function handlers(runtime: InvocationRuntime, documents: PolicyDocuments): { [O 
       runtime.logger.info({ tenant: policy.tenant, version: policy.version, updatedBy: operator.principal }, 'tenant policy written');
       return { policy, isDefault: false };
     },
+    receiptKeys: () => Promise.resolve(receiptKeys),
   };
 }
 
-/** Starts a responder per operator operation in queue group `tool-adapter`; resolves once all are subscribed. */
-export async function serveAdapterCommands(runtime: InvocationRuntime, documents: PolicyDocuments, signal?: AbortSignal): Promise<ServeHandle[]> {
+/** Starts a responder per operation in queue group `tool-adapter`; resolves once all are subscribed. */
+export async function serveAdapterCommands(runtime: InvocationRuntime, documents: PolicyDocuments, options: AdapterCommandOptions): Promise<ServeHandle[]> {
+  const { signal } = options;
   const log = runtime.logger;
   const onDiagnostic = (diagnostic: ServeDiagnostic) => {
     // Subjects and codes only: never the request, its headers, or the reply.
@@ -102,7 +123,7 @@ export async function serveAdapterCommands(runtime: InvocationRuntime, documents
       log.info({ subject: diagnostic.subject, type: diagnostic.type, code: diagnostic.reply.code, reason: diagnostic.reply.message }, 'command refused');
     } else log.warn({ subject: diagnostic.subject, type: diagnostic.type, err: diagnostic.error }, 'command responder problem');
   };
-  const all = handlers(runtime, documents);
+  const all = handlers(runtime, documents, options.receiptKeys);
   const serveOne = <O extends Operation>(operation: O) => {
     const schemas = adapterCommandSchemas[operation];
     const handler = all[operation] as Handler<O>;
@@ -116,5 +137,5 @@ export async function serveAdapterCommands(runtime: InvocationRuntime, documents
       onDiagnostic,
     });
   };
-  return Promise.all(operatorOperations.map((operation) => serveOne(operation)));
+  return Promise.all(servedOperations.map((operation) => serveOne(operation)));
 }
