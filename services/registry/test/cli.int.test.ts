@@ -127,12 +127,14 @@ describe('toolplane servers and tools', () => {
     expect(JSON.parse(asJson.out)).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } });
 
     const registered = await json<{ server: { serverId: string } }>('servers', 'register', '--name', 'never-discovered', '--stdio', `"${process.execPath}" "${realServerPath('everything')}" stdio`);
-    const illegal = await toolplane('servers', 'retire', registered.server.serverId);
-    expect(illegal.code).toBe(1);
-    expect(illegal.err).toMatch(/^CONFLICT: cannot retire a server in state Registered/);
     const notDiscovered = await toolplane('tools', 'bind', registered.server.serverId, 'echo', '--effect', 'read', '--risk', 'low');
     expect(notDiscovered.code).toBe(1);
     expect(notDiscovered.err).toMatch(/^NOT_FOUND: the tool "echo" was not discovered/);
+    // Retiring is allowed in any state; a retired server cannot be discovered any more.
+    expect(await toolplane('servers', 'retire', registered.server.serverId)).toMatchObject({ code: 0, err: '' });
+    const illegal = await toolplane('servers', 'discover', registered.server.serverId);
+    expect(illegal.code).toBe(1);
+    expect(illegal.err).toMatch(/^CONFLICT: cannot discover a server in state Retired/);
   });
 
   it('sends the operator token: a reader lists but cannot register; granting an exception needs platform-admin', async () => {
@@ -142,7 +144,7 @@ describe('toolplane servers and tools', () => {
     expect(register).toMatchObject({ code: 1, out: '' });
     expect(register.err).toBe('AUTHORIZATION_DENIED: operator user:reader lacks the role policy-admin this operation needs\n');
     const listed = await toolplane('--json', 'servers', 'list');
-    expect((JSON.parse(listed.out) as { servers: { name: string }[] }).servers.map((server) => server.name)).not.toContain('refused');
+    expect((JSON.parse(listed.out) as { items: { name: string }[] }).items.map((server) => server.name)).not.toContain('refused');
 
     const grant = await toolplane('servers', 'grant-exception', '5d7b0a2e-6c1f-4c3b-9a8e-0f1e2d3c4b5a', '--expires-at', new Date(Date.now() + 86_400_000).toISOString(), '--reason', 'pilot');
     expect(grant.err).toBe('AUTHORIZATION_DENIED: operator user:cli-test lacks the role platform-admin this operation needs\n');

@@ -230,7 +230,8 @@ export const serversCommands: CommandGroup = (program, context) => {
         },
         auth,
       );
-      ctx.print(reply, () => {
+      // The same page shape as every other list (`items`, `next`).
+      ctx.print({ items: reply.servers, next: reply.next }, () => {
         const table = summaryTable(reply.servers);
         return reply.next === null ? table : `${table}more: --after ${reply.next}\n`;
       });
@@ -258,7 +259,7 @@ export const serversCommands: CommandGroup = (program, context) => {
     });
 
   withToken(servers.command('retire'))
-    .description('retire an Active or Degraded server and every tool bound to it')
+    .description('retire a server in any state (its name can then be registered anew) and every tool bound to it')
     .argument('<id>', 'server id')
     .option('--reason <text>', 'why (recorded with the state change)')
     .action(async (serverId: string, options: TokenOptions & { reason?: string }) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolplaneError } from '@toolplane/contracts';
+import { ToolplaneError, registryOperations } from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
 import type { CliContext } from '../context.js';
 import type { CliIo } from '../output.js';
@@ -16,8 +16,9 @@ interface Sent {
 }
 
 const token = 'header.payload.signature';
+const serverId = '5d7b0a2e-6c1f-4c3b-9a8e-0f1e2d3c4b5a';
 
-function harness(env: Record<string, string> = { TOOLPLANE_TOKEN: token }) {
+function harness(env: Record<string, string> = { TOOLPLANE_TOKEN: token }, answers: Readonly<Record<string, unknown>> = {}) {
   const headers: (Readonly<Record<string, string>> | undefined)[] = [];
   const sent: Sent[] = [];
   let out = '';
@@ -34,13 +35,14 @@ function harness(env: Record<string, string> = { TOOLPLANE_TOKEN: token }) {
     scope: () => ({ tenant: 'acme', workspace: 'main' }),
     messaging: () => Promise.reject(new Error('no NATS in unit tests')),
     close: () => Promise.resolve(),
-    print: (_data, human) => io.stdout(human()),
+    print: (data, human) => io.stdout(env['JSON'] === '1' ? JSON.stringify(data) : human()),
     call: (_service, operation, schemas, body, options) => {
       const parsed = schemas.request.safeParse(body);
       if (!parsed.success) return Promise.reject(new ToolplaneError('INVALID_ARGUMENT', `the request does not match its contract: ${parsed.error.issues[0]?.message ?? ''}`));
       sent.push({ operation, body });
       headers.push(options?.headers);
-      // Only what is sent matters here: the stand-in answers every request with an error.
+      // Mostly what is sent matters here: the stand-in answers with an error unless a test gave it an answer.
+      if (Object.hasOwn(answers, operation)) return Promise.resolve(schemas.reply.parse(answers[operation]));
       return Promise.reject(new ToolplaneError('NOT_FOUND', 'not answered in unit tests'));
     },
   };
@@ -58,6 +60,28 @@ describe('splitCommandLine', () => {
 
   it('refuses an unterminated quote', () => {
     expect(() => splitCommandLine('node "oops')).toThrow(/unterminated double quote/);
+  });
+});
+
+describe('toolplane servers list', () => {
+  it('prints a page as items and next with --json, like every other list', async () => {
+    const summary = {
+      serverId,
+      name: 'memory',
+      direction: 'Consumed',
+      transport: 'Stdio',
+      target: 'node memory.js',
+      state: 'Registered',
+      authentication: 'None',
+      toolCount: 0,
+      resourceCount: 0,
+      promptCount: 0,
+      consecutiveFailures: 0,
+      version: 1,
+    };
+    const cli = harness({ TOOLPLANE_TOKEN: token, JSON: '1' }, { [registryOperations.listServers]: { servers: [summary], next: 'cursor-1' } });
+    expect(await cli.run(['servers', 'list'])).toBe(0);
+    expect(JSON.parse(cli.out())).toEqual({ items: [summary], next: 'cursor-1' });
   });
 });
 
