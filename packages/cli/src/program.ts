@@ -20,8 +20,8 @@ export async function runCli(argv: readonly string[], io: CliIo, groups: readonl
     // Set before the groups add their commands, which inherit it: every subcommand's help lists the global flags.
     .configureHelp({ showGlobalOptions: true })
     .option('--nats <url>', 'NATS server URL (default: $TOOLPLANE_NATS_URL, $NATS_URL, nats://127.0.0.1:4222)')
-    .option('--tenant <id>', 'tenant (default: $TOOLPLANE_TENANT)')
-    .option('--workspace <id>', 'workspace (default: $TOOLPLANE_WORKSPACE)')
+    .option('--tenant <id>', 'tenant (default: $TOOLPLANE_TENANT, else the one the token names)')
+    .option('--workspace <id>', 'workspace (default: $TOOLPLANE_WORKSPACE, else the one the token names)')
     .option('--json', 'print one JSON document instead of text')
     .option('--timeout <ms>', 'how long to wait for a service to answer (default: 10000)')
     .option('--inbox-prefix <prefix>', 'subject prefix replies arrive under (default: $TOOLPLANE_INBOX_PREFIX, else _INBOX_<tenant>.<workspace>)')
