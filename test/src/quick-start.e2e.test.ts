@@ -76,8 +76,9 @@ afterAll(async () => {
 
 interface InvokeOutput {
   readonly status: string;
-  readonly content?: readonly { readonly type: string; readonly text?: string }[];
-  readonly receipt: { readonly toolCallId: string; readonly idempotencyKey?: string };
+  readonly textContent?: string;
+  readonly structuredContent?: Record<string, unknown>;
+  readonly receipt: { readonly toolCallId: string; readonly invocationId: string; readonly attempt: number };
 }
 
 describe("the README's first-call path", () => {
@@ -105,17 +106,16 @@ describe("the README's first-call path", () => {
     await ok(`npx toolplane invoke everything.echo --args '{"message":"hello"}' --key first-1 --json > $RECEIPT`);
     const first = JSON.parse(await readFile(env['RECEIPT'], 'utf8')) as InvokeOutput;
     expect(first.status).toBe('SUCCESS');
-    expect(JSON.stringify(first.content)).toContain('Echo: hello');
+    expect(first.textContent).toContain('Echo: hello');
 
     expect(await ok('npx toolplane receipts verify $RECEIPT')).toMatch(/valid/);
 
     // The same key and request again: the same call's outcome, not a second execution.
     const again = JSON.parse(await ok(`npx toolplane invoke everything.echo --args '{"message":"hello"}' --key first-1 --json`)) as InvokeOutput;
     expect(again.status).toBe('SUCCESS');
-    expect(again.content).toEqual(first.content);
+    expect([again.textContent, again.structuredContent]).toEqual([first.textContent, first.structuredContent]);
     expect(again.receipt.toolCallId).toBe(first.receipt.toolCallId);
-    const calls = JSON.parse(await ok('npx toolplane calls list --key first-1 --json')) as { items: { toolCallId: string; attemptCount: number }[] };
-    expect(calls.items.map((call) => [call.toolCallId, call.attemptCount])).toEqual([[first.receipt.toolCallId, 1]]);
+    expect([again.receipt.invocationId, again.receipt.attempt]).toEqual([first.receipt.invocationId, 1]);
 
     // The same key with other arguments: CONFLICT, and again CONFLICT (never the first request's result).
     for (const attempt of [1, 2]) {
@@ -124,5 +124,9 @@ describe("the README's first-call path", () => {
       expect(conflicting.err, `conflicting repeat ${attempt}`).toMatch(/^CONFLICT: /m);
       expect(conflicting.out).not.toContain('Echo: hello');
     }
+
+    // The audit record of the key: one call, one attempt (the repeats above executed nothing).
+    const calls = JSON.parse(await ok('npx toolplane calls list --key first-1 --json')) as { items: { toolCallId: string; attemptCount: number }[] };
+    expect(calls.items.map((call) => [call.toolCallId, call.attemptCount])).toEqual([[first.receipt.toolCallId, 1]]);
   });
 });
