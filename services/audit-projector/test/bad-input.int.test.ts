@@ -94,7 +94,13 @@ describe('bad input', () => {
 
     // Nothing of the bad messages reached any projection: only the good call is there.
     expect((await calls.raw.find({}).toArray()).map((call) => call.toolCallId)).toEqual(['good-call']);
-    expect((await store.collection(auditChain).raw.find({}).toArray()).map((entry) => entry.eventId).sort()).toEqual(good.map((event) => event.metadata.eventId).sort());
+    // The chain is written after the calls in the same batch (src/projector.ts writeBatch): a projected call does
+    // not mean its events are chained yet, so wait for the chain itself.
+    const chained = await eventually('the good call to be chained', async () => {
+      const ids = (await store.collection(auditChain).raw.find({}).toArray()).map((entry) => entry.eventId);
+      return ids.length >= good.length ? ids : undefined;
+    });
+    expect(chained.sort()).toEqual(good.map((event) => event.metadata.eventId).sort());
     expect((await store.collection(flowJournalCollection(1)).raw.find({}).toArray()).map((entry) => entry.toolCallId)).toEqual(['good-call', 'good-call']);
   }, 120_000);
 });

@@ -17,7 +17,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, issueToken } from '@toolplane/auth';
-import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
+import { connectMessaging, ensureStream, publish, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { uniqueName, type TestScope } from '@toolplane/testing';
@@ -119,8 +119,12 @@ export async function codeOf(work: Promise<unknown>): Promise<string> {
   return 'OK';
 }
 
-/** Collects the dead letters of a consumer from now on (the DLQ stream keeps them; this reads them as they come). */
+/**
+ * Collects the dead letters of a consumer from now on (the DLQ stream keeps them; this reads them as they come).
+ * It declares the dead-letter stream it reads, so it works before any projector (or another test file) has.
+ */
 export async function watchDeadLetters(m: Messaging, consumer: string): Promise<{ letters: DeadLetter[]; stop: () => Promise<void> }> {
+  await ensureStream(m, streams.deadLetters);
   const letters: DeadLetter[] = [];
   const ordered = await m.jetstream.consumers.get(streams.deadLetters.name, { filter_subjects: [deadLetterSubject(streams.events.name, consumer)] });
   const messages = await ordered.consume();
