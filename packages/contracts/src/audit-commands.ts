@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AuditChainBreak, FlowJournalEntry, ProjectionRebuild, RuntimeToolCall } from './audit-projections.js';
 import { ToolFailure } from './errors.js';
-import { AgentRevision, DurationMs, ExternalId, InvocationId, IsoDateTime, Sha256Hex, TenantId, ToolCallId, ToolId } from './primitives.js';
+import { AgentRevision, DurationMs, ExternalId, IdempotencyKey, InvocationId, IsoDateTime, Sha256Hex, TenantId, ToolCallId, ToolId } from './primitives.js';
 import { InvocationState } from './states.js';
 
 // Request/reply contracts of the audit service (`tp.v1.cmd.{tenant}.{workspace}.audit.{operation}`): queries over
@@ -59,6 +59,8 @@ export const ListCallsRequest = z.strictObject({
   toolId: ToolId.optional(),
   state: InvocationState.optional(),
   correlationId: ExternalId.optional(),
+  /** The call made with this idempotency key (at most one per scope). */
+  idempotencyKey: IdempotencyKey.optional(),
   /** Only calls with an event at or after this time. */
   since: IsoDateTime.optional(),
   limit: pageLimit,

@@ -7,6 +7,7 @@ import {
   DurationMs,
   EventId,
   ExternalId,
+  IdempotencyKey,
   InvocationId,
   IsoDateTime,
   PrincipalId,
@@ -48,6 +49,8 @@ export const CallEventSummary = z.strictObject({
   eventId: EventId,
   occurredAt: IsoDateTime,
   requestHash: Sha256Hex.optional(),
+  /** The call's idempotency key, from InvocationReceived and ToolCallStarted. */
+  idempotencyKey: IdempotencyKey.optional(),
   argumentsHash: Sha256Hex.optional(),
   resultHash: Sha256Hex.optional(),
   truncated: z.boolean().optional(),
@@ -130,6 +133,8 @@ export const RuntimeToolCall = z.strictObject({
   flowRunId: ExternalId.optional(),
   workItemId: ExternalId.optional(),
   requestHash: Sha256Hex.optional(),
+  /** The idempotency key the call was made with (`calls list --key`); absent in documents folded before it was kept. */
+  idempotencyKey: IdempotencyKey.optional(),
   argumentsHash: Sha256Hex.optional(),
   resultHash: Sha256Hex.optional(),
   sideEffectClass: SideEffectClass.optional(),

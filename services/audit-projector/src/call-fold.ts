@@ -71,7 +71,7 @@ export function eventSummary(event: CallEvent): CallEventSummary {
   const base = { type: event.type, eventId: event.metadata.eventId, occurredAt: event.metadata.occurredAt };
   switch (event.type) {
     case 'InvocationReceived':
-      return { ...base, requestHash: event.data.requestHash };
+      return { ...base, requestHash: event.data.requestHash, idempotencyKey: event.data.idempotencyKey };
     case 'InvocationDenied':
       return compact({ ...base, stage: event.data.stage, failure: event.data.failure, policyDecisionId: event.data.policyDecisionId, approvalId: event.data.approvalId });
     case 'ApprovalRequested':
@@ -83,6 +83,7 @@ export function eventSummary(event: CallEvent): CallEventSummary {
       return compact({
         ...base,
         requestHash: event.data.requestHash,
+        idempotencyKey: event.data.idempotencyKey,
         argumentsHash: event.data.argumentsHash,
         declaredSideEffectClass: event.data.declaredSideEffectClass,
         sideEffectClass: event.data.sideEffectClass,
@@ -249,6 +250,7 @@ export function projectCall(scope: { tenant: string; workspace: string; toolCall
     flowRunId: identity.flowRunId ?? latestIdentityWith('flowRunId'),
     workItemId: identity.workItemId ?? latestIdentityWith('workItemId'),
     requestHash: latestField([latest], 'requestHash'),
+    idempotencyKey: latestField([latest], 'idempotencyKey') ?? latestField(attempts, 'idempotencyKey'),
     argumentsHash: latestField([latest], 'argumentsHash'),
     resultHash: latestField([latest], 'resultHash'),
     sideEffectClass: startedEvent?.sideEffectClass,

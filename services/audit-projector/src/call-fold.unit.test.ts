@@ -63,6 +63,17 @@ describe('the RuntimeToolCall fold', () => {
     expect(JSON.stringify(call)).not.toMatch(/arguments"|result"|summary/);
   });
 
+  it('keeps the idempotency key InvocationReceived carries, also when the Received event arrives alone or last', () => {
+    const events = callEvents({ tenant: 'acme', workspace: 'dev', toolCallId: 'keyed', attempts: [{ outcome: 'Denied' }] });
+    const received = events.filter((event) => event.type === 'InvocationReceived');
+    expect(received).toHaveLength(1);
+    expect(project(events).idempotencyKey).toBe('key-keyed');
+    expect(project(received).idempotencyKey).toBe('key-keyed');
+    expect(project([...events].reverse()).idempotencyKey).toBe('key-keyed');
+    const retried = callEvents({ tenant: 'acme', workspace: 'dev', toolCallId: 'retried', attempts: [{ outcome: 'Uncertain' }, { outcome: 'Completed' }] });
+    expect(RuntimeToolCall.parse(project(retried)).idempotencyKey).toBe('key-retried');
+  });
+
   it('reports the latest attempt by attempt number, not by arrival, with the attempt count', () => {
     const events = callEvents({ tenant: 'acme', workspace: 'dev', toolCallId: 'call-2', attempts: [{ outcome: 'Uncertain' }, { outcome: 'Completed' }] });
     const second = events.filter((event) => event.metadata.attempt === 2);

@@ -41,6 +41,7 @@ export function runtimeToolCallsCollection(generation: number): CollectionDefini
       { name: 'scope_agent_activity', key: { tenant: 1, workspace: 1, agentId: 1, ...byActivity } },
       { name: 'scope_tool_activity', key: { tenant: 1, workspace: 1, toolId: 1, ...byActivity } },
       { name: 'scope_state_activity', key: { tenant: 1, workspace: 1, state: 1, ...byActivity } },
+      { name: 'scope_idempotency_key_activity', key: { tenant: 1, workspace: 1, idempotencyKey: 1, ...byActivity } },
     ],
   });
 }

@@ -44,6 +44,7 @@ export async function listCalls(store: Store, scope: Scope, request: ListCallsRe
     toolId: request.toolId,
     state: request.state,
     correlationId: request.correlationId,
+    idempotencyKey: request.idempotencyKey,
     // Stored times are normalised ISO strings, so they compare as instants.
     lastEventAt: request.since === undefined ? undefined : { $gte: new Date(request.since).toISOString() },
   }) as Filter<RuntimeToolCallDocument>;

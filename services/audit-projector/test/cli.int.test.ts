@@ -99,6 +99,11 @@ describe('toolplane calls, flows, audit and projector', () => {
     expect(await ids('--tool', 'slack.post_message')).toEqual(['failed']);
     expect(await ids('--state', 'denied')).toEqual(['denied']);
     expect(await ids('--since', new Date(start + 1_500_000).toISOString())).toEqual(['approved']);
+    // By idempotency key (InvocationReceived carries it; the call's record keeps it).
+    expect(await ids('--key', 'key-failed')).toEqual(['failed']);
+    expect(await ids('--key', 'key-retried', '--state', 'observed')).toEqual(['retried']);
+    expect(await ids('--key', 'no-such-key')).toEqual([]);
+    expect((await json<ListCallsReply>('--workspace', 'dev', 'calls', 'list', '--key', 'key-approved')).items[0]?.idempotencyKey).toBe('key-approved');
     const first = await json<ListCallsReply>('--workspace', 'dev', 'calls', 'list', '--limit', '3');
     expect(first.items).toHaveLength(3);
     expect(first.next).not.toBeNull();

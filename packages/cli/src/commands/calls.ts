@@ -119,10 +119,11 @@ export const callsCommands: CommandGroup = (program, context) => {
     .option('--tool <id>', 'only calls of this tool')
     .option('--state <state>', `only calls whose latest attempt is in this state (${InvocationState.options.map((option) => option.toLowerCase()).join(', ')})`, parseState)
     .option('--correlation <id>', 'only calls with this correlation id')
+    .option('--key <key>', 'only the call made with this idempotency key')
     .option('--since <time>', 'only calls active since this time (ISO 8601, or an age such as 15m, 2h, 7d)', (value: string) => parseSince(value))
     .option('--limit <n>', 'at most this many (1-200, default 50)', parseLimit)
     .option('--cursor <cursor>', 'continue after the previous page (its "next" cursor)')
-    .action(async (options: TokenOptions & { run?: string; agent?: string; tool?: string; state?: InvocationState; correlation?: string; since?: string; limit?: number; cursor?: string }) => {
+    .action(async (options: TokenOptions & { run?: string; agent?: string; tool?: string; state?: InvocationState; correlation?: string; key?: string; since?: string; limit?: number; cursor?: string }) => {
       const ctx = context();
       const auth = await operatorHeaders(ctx, options);
       const page = await ctx.call('audit', 'listCalls', auditCommandSchemas.listCalls, {
@@ -131,6 +132,7 @@ export const callsCommands: CommandGroup = (program, context) => {
         ...(options.tool === undefined ? {} : { toolId: options.tool }),
         ...(options.state === undefined ? {} : { state: options.state }),
         ...(options.correlation === undefined ? {} : { correlationId: options.correlation }),
+        ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
         ...(options.since === undefined ? {} : { since: options.since }),
         ...(options.limit === undefined ? {} : { limit: options.limit }),
         ...(options.cursor === undefined ? {} : { after: options.cursor }),
