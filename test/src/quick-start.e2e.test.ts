@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testScope } from '@toolplane/testing';
+import { eventually, testScope } from '@toolplane/testing';
 import { startPrivateNats, type PrivateNats } from './platform-harness.js';
 import { startLocalPlatform, type LocalPlatform } from './service-process.js';
 
@@ -125,8 +125,11 @@ describe("the README's first-call path", () => {
       expect(conflicting.out).not.toContain('Echo: hello');
     }
 
-    // The audit record of the key: one call, one attempt (the repeats above executed nothing).
-    const calls = JSON.parse(await ok('npx toolplane calls list --key first-1 --json')) as { items: { toolCallId: string; attemptCount: number }[] };
+    // The audit record of the key, once the projection has it: one call, one attempt (the repeats executed nothing).
+    const calls = await eventually('the call of key first-1 in the audit projection', async () => {
+      const page = JSON.parse(await ok('npx toolplane calls list --key first-1 --json')) as { items: { toolCallId: string; attemptCount: number }[] };
+      return page.items.length > 0 ? page : undefined;
+    });
     expect(calls.items.map((call) => [call.toolCallId, call.attemptCount])).toEqual([[first.receipt.toolCallId, 1]]);
   });
 });
