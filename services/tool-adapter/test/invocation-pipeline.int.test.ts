@@ -477,6 +477,19 @@ describe('approvals', () => {
     expect((await stored(scope, 'gated-granted'))?.state).toBe('Observed');
   });
 
+  it('answers another copy of a parked call at once on its own inbox with APPROVAL_PENDING and the key, and runs the call once', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const { recorder, requested, reply } = await parkGatedCall(scope, 'gated-copy');
+    // A copy with its own inbox and message id (a raw runtime retrying after the duplicate window).
+    const copy = await invoke(scope, { toolId: 'fixture.purge', arguments: { n: 1 }, idempotencyKey: 'gated-copy' }, randomUUID());
+    expect(copy).toMatchObject({ ok: false, error: { code: 'APPROVAL_PENDING', retryable: true, details: { idempotencyKey: 'gated-copy', approvalId: requested.data.approvalId } } });
+    await decide(requested, 'ApprovalGranted');
+    const answer = await reply;
+    recorder.stop();
+    expect(answer.ok && answer.data.status).toBe('SUCCESS');
+    expect(await executions(scope)).toBe(1);
+  });
+
   it('requests the approval again when the adapter stopped between parking the call and publishing the request', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const replyInbox = newInbox();

@@ -11,6 +11,7 @@ import {
   type ToolDescriptor,
   type ApprovalRequested,
   type ToolInvocation,
+  type WireError,
 } from '@toolplane/contracts';
 import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
@@ -108,12 +109,14 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
           if (stored === undefined) continue;
           if (stored.state === 'AwaitingApproval') {
             // Parked for as long as the approval lives (hours, maybe): nothing is held for this copy. The decision
-            // resumes the call and replies to the stored request's inbox; this copy, like the first while a human has
-            // not decided, is answered by a lookup by its key (the SDK's APPROVAL_PENDING, then `await(key)`).
+            // resumes the call and replies to the stored request's inbox; another copy is answered at once on its own
+            // inbox with APPROVAL_PENDING and the key, and re-attaches by it (the SDK's `await(key)`) like the first
+            // caller whose wait ends before a human decided.
             // A redelivery (or a recent repeat) may follow a crash before the approval was requested: publish the
             // stored request again (the approval service keeps one per id).
             const outbox = stored.outbox ?? [];
             if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
+            if (request.replyInbox !== stored.replyInbox) sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: approvalPending(stored) });
             return;
           }
           const awaited = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
@@ -156,6 +159,13 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     }
   }
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the idempotency key changed hands repeatedly; retrying');
+}
+
+/** The answer to a copy of a request whose call waits for a human: where it is, and the key to re-attach with. */
+function approvalPending(parked: ToolInvocation): WireError {
+  return new ToolplaneError('APPROVAL_PENDING', `the call waits for a human approval; re-attach with its idempotency key ${parked.idempotencyKey}`, {
+    details: { idempotencyKey: parked.idempotencyKey, state: parked.state, ...(parked.approvalId === undefined ? {} : { approvalId: parked.approvalId }) },
+  }).toWire();
 }
 
 /** Ended within the stream's duplicate window (two minutes by default): republished events are dropped there. */
