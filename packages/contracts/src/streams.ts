@@ -21,6 +21,8 @@ export interface StreamDefinition {
   readonly maxAgeMs: number;
   /** The most bytes kept; -1 for no limit. */
   readonly maxBytes: number;
+  /** Whether direct gets are allowed (an aggregate's log read in one round trip). */
+  readonly allowDirect?: boolean;
 }
 
 const MINUTE_MS = 60_000;

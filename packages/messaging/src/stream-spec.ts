@@ -18,12 +18,14 @@ export interface StreamSpec {
   readonly maxBytes?: number;
   /** Copies kept in a cluster (1–5); default 1. */
   readonly replicas?: number;
+  /** Whether any replica answers direct gets (reading a subject's log in one round trip); default false. */
+  readonly allowDirect?: boolean;
 }
 
 /** The part of a StreamConfig that a StreamSpec decides. */
 export type ManagedStreamConfig = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'retention' | 'storage' | 'description' | 'duplicate_window' | 'max_msg_size' | 'max_age' | 'max_bytes' | 'num_replicas'
+  'name' | 'subjects' | 'retention' | 'storage' | 'description' | 'duplicate_window' | 'max_msg_size' | 'max_age' | 'max_bytes' | 'num_replicas' | 'allow_direct'
 >;
 
 const defaultDuplicateWindowMs = 120_000;
@@ -44,6 +46,7 @@ export function toStreamConfig(spec: StreamSpec): ManagedStreamConfig {
     max_age: nanos(maxAgeMs),
     max_bytes: spec.maxBytes ?? -1,
     num_replicas: spec.replicas ?? 1,
+    allow_direct: spec.allowDirect ?? false,
   };
 }
 
@@ -52,7 +55,7 @@ export function streamConfigDiff(desired: ManagedStreamConfig, current: Partial<
   const differs: (keyof ManagedStreamConfig)[] = [];
   if (!sameSet(desired.subjects, current.subjects ?? [])) differs.push('subjects');
   if ((current.description ?? '') !== desired.description) differs.push('description');
-  for (const key of ['retention', 'storage', 'duplicate_window', 'max_msg_size', 'max_age', 'max_bytes', 'num_replicas'] as const) {
+  for (const key of ['retention', 'storage', 'duplicate_window', 'max_msg_size', 'max_age', 'max_bytes', 'num_replicas', 'allow_direct'] as const) {
     if (current[key] !== desired[key]) differs.push(key);
   }
   return differs;

@@ -17,6 +17,7 @@ describe('toStreamConfig', () => {
       max_age: 0,
       max_bytes: -1,
       num_replicas: 1,
+      allow_direct: false,
     });
   });
 

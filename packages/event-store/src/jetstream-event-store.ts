@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { canonicalJson, sha256Hex, ToolplaneError } from '@toolplane/contracts';
+import { appendToSubject, isSubjectMovedOn, readSubject, type Messaging } from '@toolplane/messaging';
+import { versionConflict, type EventStore } from './event-store.js';
+
+/** Where a JetStream event store keeps its aggregates: a stream (declared with direct gets allowed) and a subject per id. */
+export interface JetStreamEventStoreOptions<S extends z.ZodType> {
+  /** The stream holding the subjects (it must allow direct gets: an aggregate is read in one round trip). */
+  readonly stream: string;
+  /** The subject of an aggregate's stream id (one subject per aggregate, inside the stream's subjects). */
+  readonly subjectOf: (streamId: string) => string;
+  /** The contract every event satisfies; validated on append and on read. */
+  readonly schema: S;
+  /** Deadline of one append's acknowledgement; default the connection's. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * An EventStore on JetStream: each append is one message on the aggregate's subject holding the decided events,
+ * stored only if the subject's last sequence is still the expected version (so appending is persisting, and of two
+ * writers that decided against the same version one wins). A version is the JetStream sequence of the subject's last
+ * message. The message id is derived from the subject, the expected version and the events (JetStream checks the
+ * expected sequence first, so a retry after the first copy was stored is a version conflict; the id keeps a copy the
+ * client resends across a reconnect from being stored twice).
+ */
+export function jetStreamEventStore<S extends z.ZodType>(m: Messaging, options: JetStreamEventStoreOptions<S>): EventStore<z.output<S>> {
+  const envelope = z.object({ events: z.array(options.schema).min(1) });
+  return {
+    async readStream(streamId, read = {}) {
+      const log = await readSubject(m, {
+        stream: options.stream,
+        subject: options.subjectOf(streamId),
+        schema: envelope,
+        ...(read.afterVersion === undefined ? {} : { afterSequence: read.afterVersion }),
+        ...(read.signal === undefined ? {} : { signal: read.signal }),
+      });
+      return { events: log.entries.flatMap((entry) => entry.value.events as z.output<S>[]), version: log.lastSequence };
+    },
+    async appendToStream(streamId, events, append) {
+      if (events.length === 0) throw new ToolplaneError('INVALID_ARGUMENT', `an append to ${streamId} needs at least one event`);
+      const subject = options.subjectOf(streamId);
+      const message = { events: [...events] };
+      try {
+        const ack = await appendToSubject(m, {
+          subject,
+          schema: envelope,
+          message: message as z.input<typeof envelope>,
+          expectedLastSequence: append.expectedVersion,
+          msgId: sha256Hex(`${subject}\n${append.expectedVersion}\n${canonicalJson(message)}`),
+          ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          ...(append.signal === undefined ? {} : { signal: append.signal }),
+        });
+        return { nextExpectedVersion: ack.seq };
+      } catch (error) {
+        if (isSubjectMovedOn(error)) throw versionConflict(streamId, append.expectedVersion, error);
+        throw error;
+      }
+    },
+  };
+}
