@@ -100,6 +100,20 @@ describe('openKv', () => {
     watch.stop();
   });
 
+  it('tells the revision of the latest change, which a watch delivers last', async () => {
+    const kv = await openKv(m, { name: `${scope.prefix}_f`, storage: 'memory' }, Item);
+    expect(await kv.lastRevision()).toBe(0);
+    await kv.put('x', { name: 'x', count: 1 });
+    const latest = await kv.put('y', { name: 'y', count: 1 });
+    await kv.delete('x');
+    const deleted = await kv.lastRevision();
+    expect(deleted).toBe(latest + 1);
+    const watch = await kv.watch();
+    const seen = await collect(watch, (all) => all.at(-1)?.kind === 'ready');
+    expect(Math.max(...seen.map((c) => ('revision' in c ? c.revision : 0)))).toBe(deleted);
+    watch.stop();
+  });
+
   it('ends a watch when its signal aborts', async () => {
     const kv = await openKv(m, { name: `${scope.prefix}_e`, storage: 'memory' }, Item);
     const controller = new AbortController();

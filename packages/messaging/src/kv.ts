@@ -56,6 +56,8 @@ export interface TypedKv<T> {
   delete(key: string, options?: { readonly signal?: AbortSignal }): Promise<void>;
   /** Watches a key or a wildcard filter (`>` by default): the current values, `ready`, then every change. */
   watch(options?: { readonly key?: string; readonly signal?: AbortSignal }): Promise<KvWatch<T>>;
+  /** The revision of the bucket's latest change (0 when nothing was written): a watch that has seen it is up to date. */
+  lastRevision(options?: { readonly signal?: AbortSignal }): Promise<number>;
 }
 
 // JetStream's "wrong last sequence": the expected revision (or absence) no longer holds.
@@ -115,6 +117,7 @@ function typedKv<S extends z.ZodType>(m: Messaging, kv: KV, bucket: string, sche
     update: (key, value, revision, options = {}) => run(`updating ${bucket}/${key}`, options.signal, () => kv.update(key, payload(key, value), revision)),
     delete: (key, options = {}) => run(`deleting ${bucket}/${key}`, options.signal, () => kv.delete(key)),
     watch: (options = {}) => run(`watching ${bucket}`, options.signal, () => startWatch(m, kv, bucket, schema, options.key ?? '>', options.signal)),
+    lastRevision: (options = {}) => run(`reading the revision of ${bucket}`, options.signal, async () => (await m.manager.streams.info(`KV_${bucket}`)).state.last_seq),
   };
 }
 
