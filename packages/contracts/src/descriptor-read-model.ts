@@ -24,14 +24,17 @@ export function compareToolVersions(a: { readonly toolVersion: string }, b: { re
   return numeric(a.toolVersion) - numeric(b.toolVersion) || a.toolVersion.localeCompare(b.toolVersion);
 }
 
-function keyToken(value: string): string {
-  // base64url has no `.`, so tool ids and versions (which may contain dots or `+`) cannot collide in a key.
+/**
+ * A value as one token of a KV key: base64url, which has no `.` and only characters keys allow, so ids that may
+ * contain dots, `+`, `:` or `@` neither collide nor split a key.
+ */
+export function kvKeyToken(value: string): string {
   return Buffer.from(value, 'utf8').toString('base64url');
 }
 
 /** The bucket key of one descriptor version: `{tenant}.{workspace}.{b64url(toolId)}.{b64url(toolVersion)}`. */
 export function descriptorKey(scope: Scope, toolId: string, toolVersion: string): string {
-  return `${scope.tenant}.${scope.workspace}.${keyToken(toolId)}.${keyToken(toolVersion)}`;
+  return `${scope.tenant}.${scope.workspace}.${kvKeyToken(toolId)}.${kvKeyToken(toolVersion)}`;
 }
 
 /** A key filter over the descriptors of one scope (or of every scope when none is given). */

@@ -109,7 +109,7 @@ export {
   raiseSideEffectClass,
 } from './classification.js';
 export { DeadLetter } from './dead-letter.js';
-export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter } from './descriptor-read-model.js';
+export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter, kvKeyToken } from './descriptor-read-model.js';
 export {
   COMMAND_PATTERN_OPTIONS,
   DEFAULT_MAX_PATTERN_LENGTH,
