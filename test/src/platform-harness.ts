@@ -92,11 +92,12 @@ export interface Platform {
   readonly recordEvents: () => Promise<EventRecorder>;
   readonly putAgentProfile: (profile: AgentProfileInput) => Promise<void>;
   readonly putTenantPolicy: (policy: TenantPolicyInput) => Promise<void>;
-  readonly service: (name: PipelineService) => ServiceProcess;
-  /** SIGKILLs a service process and waits for it to be gone. */
-  readonly kill: (name: PipelineService) => Promise<void>;
-  /** Starts a service again (after kill) and waits until it is ready. */
-  readonly restart: (name: PipelineService) => Promise<void>;
+  /** A service's process (its first replica unless told). */
+  readonly service: (name: PipelineService, replica?: number) => ServiceProcess;
+  /** SIGKILLs a service process (its first replica unless told) and waits for it to be gone. */
+  readonly kill: (name: PipelineService, replica?: number) => Promise<void>;
+  /** Starts a service process again (after kill) and waits until it is ready. */
+  readonly restart: (name: PipelineService, replica?: number) => Promise<void>;
   /** The last lines each service logged, for a failure message. */
   readonly logs: (name: PipelineService, lines?: number) => string;
   readonly stop: () => Promise<void>;
@@ -161,8 +162,15 @@ export async function startPrivateNats(dir: string): Promise<PrivateNats> {
   };
 }
 
+/** How a platform is started. */
+export interface PlatformOptions {
+  /** Processes of every service (default 1): replicas share the streams, consumers and database as in production. */
+  readonly replicas?: number;
+}
+
 /** Starts the five pipeline services for one fresh tenant and workspace and waits until each is ready. */
-export async function startPlatform(infra: TestScope, label: string): Promise<Platform> {
+export async function startPlatform(infra: TestScope, label: string, options: PlatformOptions = {}): Promise<Platform> {
+  const replicas = options.replicas ?? 1;
   const dir = await mkdtemp(path.join(tmpdir(), `e2e-${label}-`));
   const nats = await startPrivateNats(dir);
   const scope: Scope = { tenant: uniqueName(`t_${label}`), workspace: 'main' };
@@ -199,19 +207,23 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     },
   };
 
-  const running = new Map<PipelineService, ServiceProcess>();
-  const launch = async (name: PipelineService): Promise<void> => {
+  // Each service's processes; the first is the one `service`, `kill`, `restart` and `logs` name.
+  const running = new Map<PipelineService, ServiceProcess[]>();
+  const launch = async (name: PipelineService, replica = 0): Promise<void> => {
     const port = await freePort();
-    const service = spawnService(name, { ...common, ...own[name], HTTP_PORT: String(port), INSTANCE_ID: `${name}-${randomUUID().slice(0, 6)}` });
-    running.set(name, service);
+    const service = spawnService(name, { ...common, ...own[name], HTTP_PORT: String(port), INSTANCE_ID: `${name}-${replica}-${randomUUID().slice(0, 6)}` });
+    const processes = running.get(name) ?? [];
+    processes[replica] = service;
+    running.set(name, processes);
     await waitForStatus(`http://127.0.0.1:${port}/readyz`, service, 90_000);
   };
+  const replicaIndexes = Array.from({ length: replicas }, (_, i) => i);
 
   const messaging = await connectMessaging({ url: nats.url, name: `e2e-${label}` });
 
   const stopAll = async () => {
     await Promise.all(
-      [...running.values()].map(async (service) => {
+      [...running.values()].flat().map(async (service) => {
         if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
         await service.exited;
       }),
@@ -224,7 +236,8 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
   try {
     // The registry first: it creates the descriptor bucket the adapter watches, and the streams everyone shares.
     await launch('registry');
-    await Promise.all(pipelineServices.filter((name) => name !== 'registry').map((name) => launch(name)));
+    await Promise.all(replicaIndexes.slice(1).map((replica) => launch('registry', replica)));
+    await Promise.all(pipelineServices.filter((name) => name !== 'registry').flatMap((name) => replicaIndexes.map((replica) => launch(name, replica))));
   } catch (error) {
     await stopAll();
     throw error;
@@ -297,9 +310,9 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     await command('adapter', adapterOperations.putTenantPolicy, adapterCommandSchemas.putTenantPolicy, { policy });
   };
 
-  const serviceOf = (name: PipelineService): ServiceProcess => {
-    const service = running.get(name);
-    if (service === undefined) throw new Error(`${name} is not running`);
+  const serviceOf = (name: PipelineService, replica = 0): ServiceProcess => {
+    const service = running.get(name)?.[replica];
+    if (service === undefined) throw new Error(`${name} ${replica} is not running`);
     return service;
   };
 
@@ -331,16 +344,16 @@ export async function startPlatform(infra: TestScope, label: string): Promise<Pl
     putAgentProfile,
     putTenantPolicy,
     service: serviceOf,
-    kill: async (name) => {
-      const service = serviceOf(name);
+    kill: async (name, replica = 0) => {
+      const service = serviceOf(name, replica);
       service.child.kill('SIGKILL');
       await service.exited;
     },
-    restart: (name) => launch(name),
-    logs: (name, lines = 40) => {
-      const service = running.get(name);
-      return service === undefined ? '' : `${service.stderr()}${service.stdout().trimEnd().split('\n').slice(-lines).join('\n')}`;
-    },
+    restart: (name, replica = 0) => launch(name, replica),
+    logs: (name, lines = 40) =>
+      (running.get(name) ?? [])
+        .map((service, replica) => `[${name} ${replica}]\n${service.stderr()}${service.stdout().trimEnd().split('\n').slice(-lines).join('\n')}`)
+        .join('\n'),
     stop: stopAll,
   };
 }
