@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectMessaging, ensureStream, type Messaging } from '@toolplane/messaging';
+import { connectMessaging, ensureStream, readSubject, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
 import { handleCommand } from './command-handler.js';
 import type { Decider } from './decider.js';
 import { isVersionConflict } from './event-store.js';
-import { jetStreamEventStore } from './jetstream-event-store.js';
+import { jetStreamEventStore, storedAppendSchema } from './jetstream-event-store.js';
 
 const scope = testScope('event_store');
 const Event = z.object({ type: z.literal('Counted'), data: z.object({ by: z.number().int() }) });
@@ -70,6 +70,15 @@ describe('jetStreamEventStore', () => {
     const store = jetStreamEventStore(m, { stream, subjectOf, schema: Event });
     await expect(store.appendToStream('c', [{ type: 'Counted', data: { by: 1.5 } }], { expectedVersion: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(await store.readStream('c')).toEqual({ events: [], version: 0 });
+  });
+
+  it('stores each append as one message that storedAppendSchema reads (what a consumer of the stream sees)', async () => {
+    const store = jetStreamEventStore(m, { stream, subjectOf, schema: Event });
+    const first = await store.appendToStream('d', [counted(1), counted(2)], { expectedVersion: 0 });
+    await store.appendToStream('d', [counted(3)], { expectedVersion: first.nextExpectedVersion });
+    const log = await readSubject(m, { stream, subject: subjectOf('d'), schema: storedAppendSchema(Event) });
+    expect(log.entries.map((entry) => entry.value)).toEqual([{ events: [counted(1), counted(2)] }, { events: [counted(3)] }]);
+    expect(storedAppendSchema(Event).safeParse({ events: [] }).success).toBe(false);
   });
 
   it('reads a long stream across direct-get batches', async () => {

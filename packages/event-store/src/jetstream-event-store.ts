@@ -16,6 +16,14 @@ export interface JetStreamEventStoreOptions<S extends z.ZodType> {
 }
 
 /**
+ * The message one append stores on an aggregate's subject: the events of one decision, in order. For consumers of an
+ * event store's stream (projectors, relays) that read what was appended as it arrives.
+ */
+export function storedAppendSchema<S extends z.ZodType>(schema: S) {
+  return z.object({ events: z.array(schema).min(1) });
+}
+
+/**
  * An EventStore on JetStream: each append is one message on the aggregate's subject holding the decided events,
  * stored only if the subject's last sequence is still the expected version (so appending is persisting, and of two
  * writers that decided against the same version one wins). A version is the JetStream sequence of the subject's last
@@ -24,7 +32,7 @@ export interface JetStreamEventStoreOptions<S extends z.ZodType> {
  * client resends across a reconnect from being stored twice).
  */
 export function jetStreamEventStore<S extends z.ZodType>(m: Messaging, options: JetStreamEventStoreOptions<S>): EventStore<z.output<S>> {
-  const envelope = z.object({ events: z.array(options.schema).min(1) });
+  const envelope = storedAppendSchema(options.schema);
   return {
     async readStream(streamId, read = {}) {
       const log = await readSubject(m, {
