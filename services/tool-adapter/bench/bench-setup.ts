@@ -1,28 +1,28 @@
 // What the governed-invocation benchmark stands up: private NATS and FerretDB (or the running ones), the tool
-// adapter as a child process, and the read model and documents a call needs (descriptor in the registry's KV
-// bucket, a stand-in registry `getServer` responder, agent profile, tenant policy, a signed context token).
+// adapter as a child process, and what a call needs: the descriptor in the registry's KV read model, a stand-in
+// registry `getServer` responder, the agent profile and tenant policy (written through the adapter's own commands, as
+// an operator would), and signed context and operator tokens.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ToolDescriptor, type McpServer, type Scope } from '@toolplane/contracts';
+import { POLICY_ADMIN_ROLE, ToolDescriptor, type McpServer, type RateLimitRule, type Scope } from '@toolplane/contracts';
 import { generateSigningKeyPair } from '@toolplane/auth';
 import { openKv, type Messaging, type ServeHandle } from '@toolplane/messaging';
-import type { Store } from '@toolplane/store';
 import { freePort } from '@toolplane/testing';
 import { defaultTenantPolicy, descriptorBucket } from '../src/mod.js';
 import {
   agentContextToken,
-  agentProfileDocument,
-  insertAgentProfile,
+  operatorClaims,
+  operatorToken,
   putDescriptor,
-  putTenantPolicy,
   receiptSigningKey,
   serveStandInRegistry,
   stdioServerDocument,
   testDescriptor,
 } from '../src/testing.js';
+import { putAgentProfile, putTenantPolicy } from './adapter-commands.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -96,11 +96,13 @@ export interface AdapterProcess {
   stop(): Promise<void>;
 }
 
-/** The keys the adapter needs: the agent's token key it trusts and its receipt signing key. */
+/** The keys the adapter needs: the tenant's token key it trusts and its receipt signing key; tokens signed with the former. */
 export interface BenchKeys {
   readonly trustedKeys: string;
   readonly signingKey: string;
   readonly contextToken: (scope: Scope, agentId: string) => Promise<string>;
+  /** An operator token of the scope's workspace with the policy-admin role (writes profiles and policies). */
+  readonly adminToken: (scope: Scope) => Promise<string>;
 }
 
 /** A fresh agent token key pair and receipt signing key for `tenant`. */
@@ -111,6 +113,7 @@ export async function benchKeys(tenant: string): Promise<BenchKeys> {
     signingKey: receiptSigningKey().setting,
     // One token for the whole run, as an agent runtime holds one per run.
     contextToken: (scope, agentId) => agentContextToken(agentKey, scope, { agentId, principal: 'user:bench@bench.example', agentRevision: '1' }, '2h'),
+    adminToken: (scope) => operatorToken(agentKey, operatorClaims(scope, [POLICY_ADMIN_ROLE], 'user:bench-admin@bench.example'), '2h'),
   };
 }
 
@@ -160,13 +163,15 @@ export interface BenchTool {
 }
 
 /**
- * Writes what a governed call of `tool` needs: the agent's profile and the tenant's policy (the default policy,
- * which lets READ calls through) in the adapter's database, and the descriptor in the registry's KV read model.
+ * Writes what a governed call of `tool` needs through the adapter's commands (so the adapter must be running): the
+ * agent's profile and the tenant's policy (the default policy, which lets READ calls through, plus `rateLimit`), and
+ * the descriptor in the registry's KV read model.
  */
-export async function provisionTool(messaging: Messaging, store: Store, tool: BenchTool): Promise<ToolDescriptor> {
+export async function provisionTool(messaging: Messaging, tool: BenchTool, adminToken: string, rateLimit: RateLimitRule): Promise<ToolDescriptor> {
   const { scope, agentId, toolId, serverId } = tool;
-  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['bench.*'], { maxRiskClass: 'LOW' }));
-  await putTenantPolicy(store, defaultTenantPolicy(scope.tenant, new Date().toISOString()));
+  await putAgentProfile(messaging, scope, { agentId, allowedTools: ['bench.*'], deniedTools: [], maxRiskClass: 'LOW', permissions: [] }, adminToken);
+  const { tenant: _tenant, updatedBy: _by, updatedAt: _at, version: _version, ...policy } = defaultTenantPolicy(scope.tenant, new Date().toISOString());
+  await putTenantPolicy(messaging, scope, { ...policy, rateLimits: [rateLimit] }, adminToken);
   const descriptor = testDescriptor(
     { scope, toolId, providerToolName: 'echo', mcpServerId: serverId, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
     { description: 'The benchmark echo.', definitionHash: 'b'.repeat(64), retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 } },

@@ -22,6 +22,10 @@ export class GovernedCaller {
   accepted = 0;
   replied = 0;
   failedReplies = 0;
+  /** The idempotency key of the call made last. */
+  lastKey = '';
+  /** What the last reply that was not SUCCESS said (code and message, or the status), for diagnostics. */
+  lastFailure: string | undefined;
 
   /** Where replies report their invocation's send and reply times, if anywhere. */
   timeline: StageTimeline | undefined;
@@ -45,12 +49,16 @@ export class GovernedCaller {
         this.#pending.delete(inbox);
         this.#unanswered.delete(waiting.key);
         this.replied += 1;
-        const reply = JSON.parse(message.string()) as { ok: boolean; data?: { status?: string; receipt?: { invocationId?: string } } };
+        const reply = JSON.parse(message.string()) as { ok: boolean; data?: { status?: string; receipt?: { invocationId?: string; failure?: { code?: string; message?: string } } }; error?: { code?: string; message?: string } };
         const invocationId = reply.data?.receipt?.invocationId;
         if (invocationId !== undefined) this.timeline?.replied(invocationId, waiting.sentAt, epochMs());
         const ok = reply.ok && reply.data?.status === 'SUCCESS';
         if (ok) this.#succeeded.push(waiting.key);
-        else this.failedReplies += 1;
+        else {
+          this.failedReplies += 1;
+          const problem = reply.error ?? reply.data?.receipt?.failure;
+          this.lastFailure = problem === undefined ? `status ${reply.data?.status ?? 'unknown'}` : `${problem.code ?? '?'}: ${problem.message ?? ''}`;
+        }
         waiting.recorder.record(performance.now() - waiting.started, ok);
         waiting.done(ok ? 'ok' : 'failed');
       },
@@ -62,6 +70,7 @@ export class GovernedCaller {
   async call(recorder: LatencyRecorder): Promise<CallOutcome> {
     this.#sequence += 1;
     const key = `bench-${this.#run}-${this.#sequence}`;
+    this.lastKey = key;
     const inbox = `i${this.#sequence}`;
     const request: InvocationRequest = { toolId: this.#toolId, arguments: { text: key }, idempotencyKey: key, correlationId: `bench-${this.#run}`, contextToken: this.#token, replyInbox: inbox };
     const started = performance.now();

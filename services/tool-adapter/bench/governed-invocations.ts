@@ -3,28 +3,57 @@
 //
 // It starts fresh NATS and FerretDB from infra/local on free ports (or, with --use-running, uses NATS_URL and
 // MONGODB_URL), the built tool adapter as a child process (a real process hop, and a CPU profile of the adapter
-// alone with --profile), a stand-in registry, and the echo fixture (bench/echo-server.mjs) over stdio. Then:
-//   warm-up      BENCH_WARMUP_S (5) closed loop, BENCH_IN_FLIGHT (16) requests in flight
-//   sustained    BENCH_SECONDS (20) closed loop, governed; then the same for direct calls to the same tool
-//   half load    BENCH_HALF_SECONDS (10) open loop at half the governed rate, governed then direct
-//   drain        up to BENCH_DRAIN_S (30) for replies still owed
-// and prints, as its last line, one JSON object. lost = requests JetStream accepted that have neither a reply
-// nor a terminal document after the drain; duplicated = executions in the fixture's count file beyond one per key.
+// alone with --profile), a stand-in registry, and the echo fixture (bench/echo-server.mjs) over stdio. The agent
+// profile and the tenant policy (the default policy plus a rate limit far above the rate, so the rate-limit path
+// runs without binding) are written through the adapter's own commands; token verification, argument schema
+// validation and receipts stay on. It talks to the adapter only over its public NATS contracts and reads costs from
+// the servers' monitoring endpoints and /proc, so it does not depend on how the adapter stores things.
+//
+// Two governed runs, each with an adapter of its own and a database of its own on the same FerretDB:
+//   governed            the infra/local nats-server (JetStream's default flush)
+//   governedSyncAlways  a second fresh nats-server with `jetstream { sync_interval: always }` (skip: BENCH_SYNC_ALWAYS=0)
+// Each run: [preload] → warm-up → sustained (closed loop) → drain; the first run also measures, after its sustained
+// phase, the direct calls (closed loop), then half load (open loop at half the governed rate, governed then direct).
+//
+// Settings (environment):
+//   BENCH_WARMUP_S (5)         closed-loop warm-up of each governed run
+//   BENCH_SECONDS (20)         sustained closed loop, governed (each run) and direct
+//   BENCH_HALF_SECONDS (10)    half-load open loop, governed then direct
+//   BENCH_IN_FLIGHT (16)       requests in flight in the closed loops (ADAPTER_CONCURRENCY defaults to it)
+//   BENCH_DRAIN_S (30)         how long to wait for replies still owed after a run
+//   BENCH_SYNC_ALWAYS (1)      0 skips the second governed run
+//   BENCH_PRELOAD (0)          before measuring each run, the streams and read models get the history of N calls
+//                              (bench/preload.ts); the sync-always server is filled at the default flush, then
+//                              restarted with sync_interval: always on the same store
+//   BENCH_PRELOAD_SETTLE_S (300) how long the preload waits for consumers to work off what it replayed
+//   BENCH_RATE_LIMIT (100000)  the tenant policy's rate limit per BENCH_RATE_WINDOW_MS (1000) per agent and tool
+//   BENCH_AWAITED_STREAMS      a regular expression overriding which streams count as awaited writes (jetstream-usage.ts)
+//   BENCH_PROFILE=1 or --profile: CPU profile of the first run's adapter (summary on stderr; BENCH_PROFILE_OUT saves it)
+//   BENCH_LOG_LEVEL (warn)     the adapter's log level
+//   --use-running / BENCH_USE_RUNNING=1: NATS_URL and MONGODB_URL (BENCH_NATS_MONITOR_URL, BENCH_FERRETDB_METRICS_URL)
+//
+// It prints, as its last line, one JSON object. Per governed run: rate and latency; lost = requests JetStream accepted
+// that have neither a reply nor, after the drain, an outcome the adapter's lookup by key returns; duplicated =
+// executions in the fixture's count file beyond one per key; per call: Mongo commands, JetStream messages appended
+// (all streams and KV buckets, and by stream), awaited durable writes on the critical path, CPU ms per process.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { isTerminalInvocationState, type Scope } from '@toolplane/contracts';
+import type { RateLimitRule, Scope } from '@toolplane/contracts';
 import { createMcpPool, type McpTarget } from '@toolplane/mcp';
-import { connectMessaging } from '@toolplane/messaging';
-import { connectStore, type Store } from '@toolplane/store';
-import { invocationDocumentId, toolInvocations } from '../src/mod.js';
-import { benchInfra, benchKeys, echoServerDocument, echoServerPath, provisionTool, serveRegistryStandIn, startAdapterProcess, type BenchInfra } from './bench-setup.js';
-import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
+import { connectMessaging, type Messaging } from '@toolplane/messaging';
+import { connectStore } from '@toolplane/store';
+import { lookupInvocation } from './adapter-commands.js';
+import { benchInfra, benchKeys, echoServerDocument, echoServerPath, provisionTool, serveRegistryStandIn, startAdapterProcess, type AdapterProcess, type BenchTool } from './bench-setup.js';
+import { summarizeCpuProfile, type CpuProfile, type CpuProfileSummary } from './cpu-profile-summary.js';
 import { GovernedCaller } from './governed-caller.js';
-import { LatencyRecorder, closedLoop, openLoop, type CallOutcome } from './load.js';
-import { StageTimeline } from './stage-timeline.js';
+import { awaitedStreamMatcher, jetStreamCosts, sampleStreams, type StreamsSample } from './jetstream-usage.js';
+import { LatencyRecorder, closedLoop, openLoop, type CallOutcome, type PhaseResult } from './load.js';
 import { counterDelta, processCpuMs, scrapeCounters } from './metrics.js';
+import { startNatsServer } from './nats-server-process.js';
+import { preload, type PreloadReport } from './preload.js';
+import { StageTimeline } from './stage-timeline.js';
 
 const env = process.env;
 const argv = process.argv.slice(2);
@@ -35,159 +64,279 @@ const warmupS = Number(env['BENCH_WARMUP_S'] ?? 5);
 const sustainedS = Number(env['BENCH_SECONDS'] ?? 20);
 const halfS = Number(env['BENCH_HALF_SECONDS'] ?? 10);
 const drainS = Number(env['BENCH_DRAIN_S'] ?? 30);
+const syncAlwaysRun = env['BENCH_SYNC_ALWAYS'] !== '0';
+const preloadCalls = Number(env['BENCH_PRELOAD'] ?? 0);
+const preloadSettleMs = Number(env['BENCH_PRELOAD_SETTLE_S'] ?? 300) * 1000;
+const rateLimit: RateLimitRule = { tools: 'bench.*', per: 'AGENT_TOOL', limit: Number(env['BENCH_RATE_LIMIT'] ?? 100_000), windowMs: Number(env['BENCH_RATE_WINDOW_MS'] ?? 1_000) };
+const awaited = awaitedStreamMatcher(env['BENCH_AWAITED_STREAMS']);
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 const run = randomBytes(4).toString('hex');
 const scope: Scope = { tenant: 'bench', workspace: `w_${run}` };
-const tool = { scope, agentId: 'bench-agent', toolId: 'bench.echo', serverId: randomUUID() };
-const dbName = `bench_adapter_${run}`;
+const tool: BenchTool = { scope, agentId: 'bench-agent', toolId: 'bench.echo', serverId: randomUUID() };
 const work = await mkdtemp(path.join(tmpdir(), 'toolplane-bench-adapter-'));
-const governedCountFile = path.join(work, 'governed-count');
 const directCountFile = path.join(work, 'direct-count');
-const cpuProfileDir = profile ? path.join(work, 'cpu-profile') : undefined;
 
 log(useRunning ? 'using NATS_URL and MONGODB_URL' : 'starting NATS and FerretDB (infra/local) on free ports');
 const infra = await benchInfra(env, useRunning);
 const keys = await benchKeys(scope.tenant);
-const messaging = await connectMessaging({ url: infra.natsUrl, name: 'bench-adapter' });
-const store = await connectStore({ url: infra.mongoUrl, dbName, appName: 'bench-adapter' });
-const registry = await serveRegistryStandIn(messaging, echoServerDocument(tool, governedCountFile));
-await provisionTool(messaging, store, tool);
-log(`starting the tool adapter${profile ? ' with --cpu-prof' : ''} (ADAPTER_CONCURRENCY ${env['ADAPTER_CONCURRENCY'] ?? inFlight})`);
-const adapterStarted = performance.now();
-const adapter = await startAdapterProcess(
-  {
-    NATS_URL: infra.natsUrl,
-    MONGODB_URL: infra.mongoUrl,
-    MONGODB_DATABASE: dbName,
-    LOG_LEVEL: env['BENCH_LOG_LEVEL'] ?? 'warn',
-    TOOLPLANE_TRUSTED_KEYS: keys.trustedKeys,
-    ADAPTER_SIGNING_KEY: keys.signingKey,
-    ADAPTER_CONCURRENCY: env['ADAPTER_CONCURRENCY'] ?? String(inFlight),
-  },
-  { cpuProfileDir },
-);
 const pool = createMcpPool();
 const directTarget: McpTarget = { transport: 'stdio', command: process.execPath, args: [echoServerPath], env: { COUNT_FILE: directCountFile } };
+const stopLater: (() => Promise<void>)[] = [];
+
+const direct = (recorder: LatencyRecorder): Promise<CallOutcome> => {
+  const text = `direct-${run}-${randomBytes(6).toString('hex')}`;
+  const started = performance.now();
+  return pool.callTool(directTarget, 'echo', { text }, { timeoutMs: 30_000 }).then(
+    (result) => {
+      const ok = result.isError !== true;
+      recorder.record(performance.now() - started, ok);
+      return ok ? 'ok' : 'failed';
+    },
+    () => {
+      recorder.record(performance.now() - started, false);
+      return 'failed';
+    },
+  );
+};
 
 try {
-  const governed = new GovernedCaller(messaging, scope, tool.toolId, await keys.contextToken(scope, tool.agentId), run);
-  await governed.start();
-  const direct = (recorder: LatencyRecorder): Promise<CallOutcome> => {
-    const text = `direct-${run}-${randomBytes(6).toString('hex')}`;
-    const started = performance.now();
-    return pool.callTool(directTarget, 'echo', { text }, { timeoutMs: 30_000 }).then(
-      (result) => {
-        const ok = result.isError !== true;
-        recorder.record(performance.now() - started, ok);
-        return ok ? 'ok' : 'failed';
-      },
-      () => {
-        recorder.record(performance.now() - started, false);
-        return 'failed';
-      },
-    );
-  };
+  const serverPids = await infra.serverPids();
+  let extra: { direct: Record<string, number>; halfLoad: Record<string, unknown> } | undefined;
+  const governed = await governedRun({
+    label: 'governed',
+    nats: { url: infra.natsUrl, monitorUrl: infra.natsMonitorUrl, pid: () => serverPids['nats-server'] },
+    profile,
+    // The direct calls and the half load, while this run's adapter is up.
+    afterSustained: async (caller, messaging, sustained) => {
+      log(`sustained: ${sustainedS} s direct, ${inFlight} in flight`);
+      await pool.session(directTarget);
+      await closedLoop(Math.min(inFlight, 8), 1, direct, new LatencyRecorder());
+      const directSustained = await closedLoop(inFlight, sustainedS, direct, new LatencyRecorder());
+      log(`  ${summary(directSustained)}`);
 
-  log(`warm-up: ${warmupS} s, ${inFlight} in flight`);
-  await pool.session(directTarget);
-  await closedLoop(inFlight, warmupS, (recorder) => governed.call(recorder), new LatencyRecorder());
-  await closedLoop(Math.min(inFlight, 8), 1, direct, new LatencyRecorder());
+      const halfRate = Math.max(1, Math.round(sustained.perSecond / 2));
+      log(`half load: ${halfS} s at ${halfRate}/s, governed then direct`);
+      const timeline = new StageTimeline();
+      await timeline.start(messaging, scope);
+      caller.timeline = timeline;
+      timeline.record(true);
+      const halfGoverned = await openLoop(halfRate, halfS, (recorder) => caller.call(recorder), new LatencyRecorder());
+      timeline.record(false);
+      timeline.stop();
+      const stages = timeline.spans();
+      log(`  governed ${summary(halfGoverned)}`);
+      log(`  median ms: sent→Received ${stages.sentToReceived}, Received→Started ${stages.receivedToStarted}, Started→Completed ${stages.startedToCompleted}, Completed→reply ${stages.completedToReplied} (${stages.calls} calls)`);
+      const halfDirect = await openLoop(halfRate, halfS, direct, new LatencyRecorder());
+      log(`  direct ${summary(halfDirect)}`);
+      extra = {
+        direct: { invocationsPerSec: Math.round(directSustained.perSecond), p50Ms: round(directSustained.p50), p99Ms: round(directSustained.p99), inFlight },
+        halfLoad: { ratePerSec: halfRate, p50Ms: round(halfGoverned.p50), p99Ms: round(halfGoverned.p99), directP50Ms: round(halfDirect.p50), addedP50Ms: round(halfGoverned.p50 - halfDirect.p50), stagesMs: stages },
+      };
+    },
+  });
 
-  log(`sustained: ${sustainedS} s governed, ${inFlight} in flight`);
-  const before = await sampleCosts(infra, adapter.pid);
-  const profileWindow = { fromMs: performance.now() - adapterStarted, toMs: 0 };
-  const sustained = await closedLoop(inFlight, sustainedS, (recorder) => governed.call(recorder), new LatencyRecorder());
-  profileWindow.toMs = performance.now() - adapterStarted;
-  const after = await sampleCosts(infra, adapter.pid);
-  const costs = costsPerInvocation(before, after, sustained.ok);
-  log(`  ${summary(sustained)}`);
-  log(`sustained: ${sustainedS} s direct, ${inFlight} in flight`);
-  const directSustained = await closedLoop(inFlight, sustainedS, direct, new LatencyRecorder());
-  log(`  ${summary(directSustained)}`);
+  let governedSyncAlways: Awaited<ReturnType<typeof governedRun>> | null = null;
+  if (syncAlwaysRun) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'toolplane-bench-nats-'));
+    // Filled at the default flush when there is a preload (sync_interval: always would fsync every copied message).
+    const nats = await startNatsServer(dir, preloadCalls === 0);
+    stopLater.push(async () => {
+      await nats.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    governedSyncAlways = await governedRun({ label: 'governedSyncAlways', nats: { url: nats.url, monitorUrl: nats.monitorUrl, pid: () => nats.pid() }, profile: false, restartSyncAlways: preloadCalls > 0 ? () => nats.restart(true) : undefined });
+  } else log('BENCH_SYNC_ALWAYS=0: no sync_interval: always run');
 
-  const halfRate = Math.max(1, Math.round(sustained.perSecond / 2));
-  log(`half load: ${halfS} s at ${halfRate}/s, governed then direct`);
-  const timeline = new StageTimeline();
-  await timeline.start(messaging, scope);
-  governed.timeline = timeline;
-  timeline.record(true);
-  const halfGoverned = await openLoop(halfRate, halfS, (recorder) => governed.call(recorder), new LatencyRecorder());
-  timeline.record(false);
-  timeline.stop();
-  const stages = timeline.spans();
-  log(`  governed ${summary(halfGoverned)}`);
-  log(`  median ms: sent→Received ${stages.sentToReceived}, Received→Started ${stages.receivedToStarted}, Started→Completed ${stages.startedToCompleted}, Completed→reply ${stages.completedToReplied} (${stages.calls} calls)`);
-  const halfDirect = await openLoop(halfRate, halfS, direct, new LatencyRecorder());
-  log(`  direct ${summary(halfDirect)}`);
-
-  log(`draining: up to ${drainS} s for ${governed.owed} replies still owed`);
-  await governed.drain(drainS * 1000);
-  const lost = await countLost(store, scope, governed.unanswered());
-  const executions = await executionsByKey(governedCountFile);
-  const duplicated = [...executions.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0);
-  const notExecuted = governed.succeededKeys().filter((key) => !executions.has(key)).length;
-  if (notExecuted > 0) log(`WARNING: ${notExecuted} successful replies have no execution in the count file`);
-  log(`accepted ${governed.accepted}, replies ${governed.replied} (${governed.failedReplies} not SUCCESS), lost ${lost}, executions ${[...executions.values()].reduce((a, b) => a + b, 0)} of ${executions.size} keys`);
-  governed.stop();
-
-  await registry.stop();
-  await adapter.stop();
-  let profileSummary: ReturnType<typeof summarizeCpuProfile> | undefined;
-  if (cpuProfileDir !== undefined) {
-    const file = (await readdir(cpuProfileDir)).find((name) => name.endsWith('.cpuprofile'));
-    if (file === undefined) log('no CPU profile was written');
-    else {
-      const text = await readFile(path.join(cpuProfileDir, file), 'utf8');
-      if (env['BENCH_PROFILE_OUT']) await writeFile(env['BENCH_PROFILE_OUT'], text);
-      // The sustained governed phase only: start-up (module loading) and the direct phases are left out.
-      profileSummary = summarizeCpuProfile(JSON.parse(text) as CpuProfile, profileWindow);
-      log(`adapter CPU profile of the sustained phase (${profileSummary.busyMs.toFixed(0)} ms busy, ${profileSummary.idleShare.toFixed(0)} % idle), self time by where it is spent:`);
-      for (const bucket of profileSummary.buckets.filter((b) => b.share >= 0.5)) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
-      log('  top functions:');
-      for (const fn of profileSummary.functions) log(`  ${fn.share.toFixed(1).padStart(5)} %  ${fn.name}`);
-    }
-  }
-
-  const round = (value: number, digits = 2) => Number(value.toFixed(digits));
   const result = {
-    invocationsPerSec: Math.round(sustained.perSecond),
-    p50Ms: round(sustained.p50),
-    p99Ms: round(sustained.p99),
-    inFlight,
-    lost,
-    duplicated,
-    failed: governed.failedReplies,
-    direct: { invocationsPerSec: Math.round(directSustained.perSecond), p50Ms: round(directSustained.p50), p99Ms: round(directSustained.p99), inFlight },
-    halfLoad: { ratePerSec: halfRate, p50Ms: round(halfGoverned.p50), p99Ms: round(halfGoverned.p99), directP50Ms: round(halfDirect.p50), addedP50Ms: round(halfGoverned.p50 - halfDirect.p50), stagesMs: stages },
-    perInvocation: costs,
+    governed: governed.result,
+    governedSyncAlways: governedSyncAlways?.result ?? null,
+    direct: extra?.direct,
+    halfLoad: extra?.halfLoad,
+    preload: preloadCalls,
+    rateLimit,
     machine: { cpus: availableParallelism(), node: process.version, loadAverage1m: round(loadavg()[0] ?? 0, 1) },
-    ...(profileSummary === undefined ? {} : { profile: Object.fromEntries(profileSummary.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
+    ...(governed.profile === undefined ? {} : { profile: Object.fromEntries(governed.profile.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
-  await registry.stop().catch(() => undefined);
-  await adapter.stop().catch(() => undefined);
   await pool.close();
-  await store.db.dropDatabase().catch(() => undefined);
-  await store.close();
-  await messaging.drain().catch(() => undefined);
+  for (const stop of stopLater.reverse()) await stop().catch(() => undefined);
   await infra.stop();
   await rm(work, { recursive: true, force: true });
+}
+
+interface GovernedRunOptions {
+  readonly label: string;
+  readonly nats: { readonly url: string; readonly monitorUrl: string | undefined; readonly pid: () => number | undefined };
+  readonly profile: boolean;
+  /** Measures more while the run's adapter is up, after the sustained phase (before the drain). */
+  readonly afterSustained?: (caller: GovernedCaller, messaging: Messaging, sustained: PhaseResult) => Promise<void>;
+  /** After the preload: restarts NATS with sync_interval: always (the adapter is restarted around it). */
+  readonly restartSyncAlways?: (() => Promise<void>) | undefined;
+}
+
+/** One governed run against one nats-server: its own adapter, database, scope keys and count file. */
+async function governedRun(options: GovernedRunOptions): Promise<{ result: Record<string, unknown>; profile: CpuProfileSummary | undefined }> {
+  const { label } = options;
+  const tag = `${run}${label === 'governed' ? 'd' : 's'}`;
+  const dbName = `bench_adapter_${tag}`;
+  const countFile = path.join(work, `${label}-count`);
+  const cpuProfileDir = options.profile ? path.join(work, `${label}-cpu-profile`) : undefined;
+  log(`${label}: NATS ${options.nats.url}`);
+  const messaging = await connectMessaging({ url: options.nats.url, name: `bench-${label}` });
+  const store = await connectStore({ url: infra.mongoUrl, dbName, appName: `bench-${label}` });
+  const registry = await serveRegistryStandIn(messaging, echoServerDocument(tool, countFile));
+  let adapter: AdapterProcess | undefined;
+  try {
+    const adapterStarted = { at: 0 };
+    const startAdapter = async () => {
+      log(`  starting the tool adapter${cpuProfileDir === undefined ? '' : ' with --cpu-prof'} (ADAPTER_CONCURRENCY ${env['ADAPTER_CONCURRENCY'] ?? inFlight})`);
+      adapterStarted.at = performance.now();
+      adapter = await startAdapterProcess(
+        {
+          NATS_URL: options.nats.url,
+          MONGODB_URL: infra.mongoUrl,
+          MONGODB_DATABASE: dbName,
+          LOG_LEVEL: env['BENCH_LOG_LEVEL'] ?? 'warn',
+          TOOLPLANE_TRUSTED_KEYS: keys.trustedKeys,
+          ADAPTER_SIGNING_KEY: keys.signingKey,
+          ADAPTER_CONCURRENCY: env['ADAPTER_CONCURRENCY'] ?? String(inFlight),
+        },
+        { cpuProfileDir },
+      );
+      return adapter;
+    };
+    await startAdapter();
+    await provisionTool(messaging, tool, await keys.adminToken(scope), rateLimit);
+    const contextToken = await keys.contextToken(scope, tool.agentId);
+    const caller = new GovernedCaller(messaging, scope, tool.toolId, contextToken, tag);
+    await caller.start();
+    await firstSuccess(caller);
+
+    let preloaded: PreloadReport | undefined;
+    if (preloadCalls > 0) {
+      if (options.nats.monitorUrl === undefined) throw new Error('BENCH_PRELOAD needs the nats-server monitoring endpoint');
+      log(`  preload: the history of ${preloadCalls} calls`);
+      preloaded = await preload(
+        {
+          messaging,
+          monitorUrl: options.nats.monitorUrl,
+          store,
+          scope,
+          recordedCall: async () => {
+            if ((await caller.call(new LatencyRecorder())) !== 'ok') throw new Error(`the call to record failed: ${caller.lastFailure ?? 'no reply'}`);
+            return caller.lastKey;
+          },
+          idsOf: async (key) => {
+            const found = await lookupInvocation(messaging, scope, contextToken, key);
+            return found === undefined ? [] : [found.invocationId, found.toolCallId];
+          },
+          log,
+        },
+        preloadCalls,
+        preloadSettleMs,
+      );
+      log(`  preload: ${preloaded.calls} calls in ${(preloaded.ms / 1000).toFixed(1)} s (${preloaded.messages} messages, ${preloaded.documents} documents, consumers settled in ${preloaded.settleMs} ms)`);
+      if (options.restartSyncAlways !== undefined) {
+        log('  restarting NATS with sync_interval: always, and the adapter');
+        await adapter?.stop();
+        await options.restartSyncAlways();
+        await messaging.connection.flush();
+        await startAdapter();
+        await firstSuccess(caller);
+      }
+    }
+    const syncAlways = options.nats.monitorUrl === undefined ? undefined : (await sampleStreams(options.nats.monitorUrl)).syncAlways;
+
+    log(`  warm-up: ${warmupS} s, ${inFlight} in flight`);
+    await closedLoop(inFlight, warmupS, (recorder) => caller.call(recorder), new LatencyRecorder());
+    log(`  sustained: ${sustainedS} s governed, ${inFlight} in flight`);
+    const adapterPid = adapter?.pid ?? 0;
+    const before = await sampleCosts(options.nats, adapterPid);
+    const profileWindow = { fromMs: performance.now() - adapterStarted.at, toMs: 0 };
+    const sustained = await closedLoop(inFlight, sustainedS, (recorder) => caller.call(recorder), new LatencyRecorder());
+    profileWindow.toMs = performance.now() - adapterStarted.at;
+    const after = await sampleCosts(options.nats, adapterPid);
+    const costs = costsPerInvocation(before, after, sustained.ok);
+    log(`    ${summary(sustained)}`);
+    if (sustained.failed > 0) log(`    last failure: ${caller.lastFailure ?? 'none'}`);
+
+    await options.afterSustained?.(caller, messaging, sustained);
+
+    log(`  draining: up to ${drainS} s for ${caller.owed} replies still owed`);
+    await caller.drain(drainS * 1000);
+    const { lost, lookupErrors } = await countLost(messaging, contextToken, caller.unanswered());
+    const executions = await executionsByKey(countFile);
+    const duplicated = [...executions.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0);
+    const notExecuted = caller.succeededKeys().filter((key) => !executions.has(key)).length;
+    if (notExecuted > 0) log(`  WARNING: ${notExecuted} successful replies have no execution in the count file`);
+    log(`  accepted ${caller.accepted}, replies ${caller.replied} (${caller.failedReplies} not SUCCESS), lost ${lost}${lookupErrors > 0 ? ` (${lookupErrors} lookups failed)` : ''}, executions ${[...executions.values()].reduce((a, b) => a + b, 0)} of ${executions.size} keys`);
+    caller.stop();
+    await registry.stop();
+    await adapter?.stop();
+    const profileSummary = cpuProfileDir === undefined ? undefined : await profileOf(cpuProfileDir, profileWindow);
+
+    return {
+      result: {
+        invocationsPerSec: Math.round(sustained.perSecond),
+        p50Ms: round(sustained.p50),
+        p99Ms: round(sustained.p99),
+        inFlight,
+        lost,
+        duplicated,
+        failed: caller.failedReplies,
+        ...(lookupErrors > 0 ? { lookupErrors } : {}),
+        syncAlways,
+        ...(preloaded === undefined ? {} : { preload: { calls: preloaded.calls, seconds: round(preloaded.ms / 1000, 1), messagesPerCall: preloaded.messagesPerCall, documentsPerCall: preloaded.documentsPerCall, failedPublishes: preloaded.failedPublishes, settleMs: preloaded.settleMs } }),
+        perInvocation: costs,
+      },
+      profile: profileSummary,
+    };
+  } finally {
+    await registry.stop().catch(() => undefined);
+    await adapter?.stop().catch(() => undefined);
+    await store.db.dropDatabase().catch(() => undefined);
+    await store.close();
+    await messaging.drain().catch(() => undefined);
+  }
+}
+
+/** Calls until one call succeeds (the provisioning is in force), or fails after 15 s with the last failure. */
+async function firstSuccess(caller: GovernedCaller): Promise<void> {
+  const until = Date.now() + 15_000;
+  while ((await caller.call(new LatencyRecorder())) !== 'ok') {
+    if (Date.now() > until) throw new Error(`no governed call succeeded within 15 s: ${caller.lastFailure ?? 'no reply'}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 function summary(phase: { perSecond: number; p50: number; p99: number; ok: number; failed: number }): string {
   return `${Math.round(phase.perSecond)}/s, p50 ${phase.p50.toFixed(2)} ms, p99 ${phase.p99.toFixed(2)} ms (${phase.ok} ok, ${phase.failed} failed)`;
 }
 
-/** Accepted requests without a reply whose document is not terminal either (or does not exist). */
-async function countLost(store: Store, scope: Scope, keys: readonly string[]): Promise<number> {
+/**
+ * Accepted requests without a reply that have no outcome either: the adapter's lookup by key (as the agent that
+ * made them) finds no call, or one without a result. A lookup that fails counts as lost too, and is counted apart.
+ */
+async function countLost(messaging: Messaging, contextToken: string, keys: readonly string[]): Promise<{ lost: number; lookupErrors: number }> {
   let lost = 0;
-  for (const key of keys) {
-    const document = await store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, key) });
-    if (document === null || !isTerminalInvocationState(document.state) || document.receipt === undefined) lost += 1;
-  }
-  return lost;
+  let lookupErrors = 0;
+  const queue = [...keys];
+  const worker = async () => {
+    for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
+      try {
+        const found = await lookupInvocation(messaging, scope, contextToken, key);
+        if (found?.result === undefined) lost += 1;
+      } catch {
+        lost += 1;
+        lookupErrors += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return { lost, lookupErrors };
 }
 
 /** How often each text (key) was executed, from the fixture's count file. */
@@ -198,28 +347,46 @@ async function executionsByKey(file: string): Promise<Map<string, number>> {
   return counts;
 }
 
+/** The summary of the adapter's CPU profile over `window` (the sustained phase: start-up and other phases left out). */
+async function profileOf(dir: string, window: { fromMs: number; toMs: number }): Promise<CpuProfileSummary | undefined> {
+  const file = (await readdir(dir).catch(() => [])).find((name) => name.endsWith('.cpuprofile'));
+  if (file === undefined) {
+    log('no CPU profile was written');
+    return undefined;
+  }
+  const text = await readFile(path.join(dir, file), 'utf8');
+  if (env['BENCH_PROFILE_OUT']) await writeFile(env['BENCH_PROFILE_OUT'], text);
+  const summarized = summarizeCpuProfile(JSON.parse(text) as CpuProfile, window);
+  log(`adapter CPU profile of the sustained phase (${summarized.busyMs.toFixed(0)} ms busy, ${summarized.idleShare.toFixed(0)} % idle), self time by where it is spent:`);
+  for (const bucket of summarized.buckets.filter((b) => b.share >= 0.5)) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
+  log('  top functions:');
+  for (const fn of summarized.functions) log(`  ${fn.share.toFixed(1).padStart(5)} %  ${fn.name}`);
+  return summarized;
+}
+
 interface CostSample {
-  readonly at: number;
   readonly ferret: Map<string, number> | undefined;
-  readonly nats: { readonly inMsgs: number; readonly outMsgs: number } | undefined;
+  readonly streams: StreamsSample | undefined;
   readonly cpuMs: Record<string, number>;
 }
 
-async function sampleCosts(infra: BenchInfra, adapterPid: number): Promise<CostSample> {
-  const [ferret, nats] = await Promise.all([
+async function sampleCosts(nats: GovernedRunOptions['nats'], adapterPid: number): Promise<CostSample> {
+  const [ferret, streams] = await Promise.all([
     infra.ferretMetricsUrl === undefined ? undefined : scrapeCounters(infra.ferretMetricsUrl, 'ferretdb_client_requests_total', 'command'),
-    infra.natsMonitorUrl === undefined ? undefined : fetch(`${infra.natsMonitorUrl}/varz`).then(async (response) => (await response.json()) as { in_msgs: number; out_msgs: number }).then((varz) => ({ inMsgs: varz.in_msgs, outMsgs: varz.out_msgs })),
+    nats.monitorUrl === undefined ? undefined : sampleStreams(nats.monitorUrl),
   ]);
-  const pids: Record<string, number> = { adapter: adapterPid, ...(await infra.serverPids()) };
-  const cpuMs: Record<string, number> = { bench: (process.cpuUsage().user + process.cpuUsage().system) / 1000 };
+  const natsPid = nats.pid();
+  const ferretPid = (await infra.serverPids())['ferretdb'];
+  const pids: Record<string, number> = { adapter: adapterPid, bench: process.pid, ...(natsPid === undefined ? {} : { 'nats-server': natsPid }), ...(ferretPid === undefined ? {} : { ferretdb: ferretPid }) };
+  const cpuMs: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) {
     const ms = await processCpuMs(pid);
     if (ms !== undefined) cpuMs[name] = ms;
   }
-  return { at: performance.now(), ferret, nats, cpuMs };
+  return { ferret, streams, cpuMs };
 }
 
-/** Database commands, NATS messages and CPU milliseconds per process, per governed invocation of the sustained phase. */
+/** Database commands, JetStream messages and CPU milliseconds per process, per governed invocation of the sustained phase. */
 function costsPerInvocation(before: CostSample, after: CostSample, invocations: number): Record<string, unknown> {
   const per = (value: number) => Number((value / Math.max(1, invocations)).toFixed(2));
   const costs: Record<string, unknown> = {};
@@ -228,10 +395,9 @@ function costsPerInvocation(before: CostSample, after: CostSample, invocations: 
     costs['dbCommands'] = per([...commands.values()].reduce((a, b) => a + b, 0));
     costs['dbCommandsByName'] = Object.fromEntries([...commands].filter(([, count]) => count > 0).sort((a, b) => b[1] - a[1]).map(([name, count]) => [name, per(count)]));
   }
-  if (before.nats !== undefined && after.nats !== undefined) {
-    costs['natsMsgsIn'] = per(after.nats.inMsgs - before.nats.inMsgs);
-    costs['natsMsgsOut'] = per(after.nats.outMsgs - before.nats.outMsgs);
-  }
-  costs['cpuMs'] = Object.fromEntries(Object.keys(after.cpuMs).map((name) => [name, per((after.cpuMs[name] ?? 0) - (before.cpuMs[name] ?? 0))]));
+  if (before.streams !== undefined && after.streams !== undefined) Object.assign(costs, jetStreamCosts(before.streams, after.streams, invocations, awaited));
+  const cpuMs = Object.fromEntries(Object.keys(after.cpuMs).map((name) => [name, per((after.cpuMs[name] ?? 0) - (before.cpuMs[name] ?? 0))]));
+  costs['cpuMs'] = { ...cpuMs, total: per(Object.keys(after.cpuMs).reduce((sum, name) => sum + (after.cpuMs[name] ?? 0) - (before.cpuMs[name] ?? 0), 0)) };
   return costs;
 }
+

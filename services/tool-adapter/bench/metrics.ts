@@ -1,4 +1,5 @@
 // Cost counters read around a benchmark phase: a Prometheus counter by label, and a process's CPU time.
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 
 /** The values of counter `metric` at `url` (Prometheus text), summed by the value of `label`. */
@@ -23,6 +24,16 @@ export function counterDelta(before: Map<string, number>, after: Map<string, num
   return delta;
 }
 
+/** The kernel's clock ticks per second, the unit of utime and stime in /proc/<pid>/stat (`getconf CLK_TCK`). */
+const clockTicksPerSecond = (() => {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return ticks > 0 ? ticks : 100;
+  } catch {
+    return 100;
+  }
+})();
+
 /** User + system CPU time of a process so far, in ms (Linux /proc); undefined elsewhere or when it is gone. */
 export async function processCpuMs(pid: number): Promise<number | undefined> {
   try {
@@ -30,7 +41,7 @@ export async function processCpuMs(pid: number): Promise<number | undefined> {
     // Fields after the command name (which may hold spaces) start after the last ')'; utime and stime are 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
-    return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+    return (ticks * 1000) / clockTicksPerSecond;
   } catch {
     return undefined;
   }
