@@ -93,7 +93,7 @@ afterAll(async () => {
 async function freshScope(): Promise<Scope> {
   const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['fixture.*']));
+  await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['fixture.*']));
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
   // Declared DESTRUCTIVE: the default tenant policy parks it for an approval nobody gives here.

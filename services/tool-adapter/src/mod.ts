@@ -1,5 +1,7 @@
 export { toolAdapterConfig, toolAdapterConsumers, toolAdapterService, type ToolAdapterConfig } from './service.js';
-export { agentProfileId, agentProfiles, collections, tenantPolicies, toolInvocations, type StoredAgentProfile, type StoredInvocation, type StoredTenantPolicy } from './collections.js';
+export { collections, toolInvocations, type StoredInvocation } from './collections.js';
+export { agentProfileBucket, agentProfileKey, tenantPolicyBucket, tenantPolicyKey, type StoredAgentProfile } from './adapters/policy-buckets.js';
+export { rateCounterBucket } from './adapters/rate-counters.js';
 export { invocationDocumentId } from './adapters/invocation-store.js';
 export { descriptorBucket } from '@toolplane/messaging';
 // The pure core of the governed pipeline (no I/O; clock, ids, keys and secrets come in as arguments).
@@ -58,7 +60,7 @@ export {
   type RateCounterUpdate,
   type StaticAssessment,
 } from './core/policy-evaluator.js';
-export { applicableRateLimits, fixedWindowDecision, windowStartOf, type RateLimitCheck, type RateLimitVerdict, type RateWindowCounter } from './core/rate-limit.js';
+export { RATE_LOG_SLOTS, applicableRateLimits, rateSlotMs, slidingWindowDecision, type RateLimitCheck, type RateLimitVerdict, type RateLog } from './core/rate-limit.js';
 export {
   UNRESOLVED_TOOL_VERSION,
   receiptSigner,

@@ -10,7 +10,9 @@ import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { secretBrokerLeaser } from './adapters/credential-leaser.js';
 import { InvocationStore } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
-import { PolicyDocuments, storedPolicySource } from './adapters/policy-source.js';
+import { openPolicyBuckets } from './adapters/policy-buckets.js';
+import { PolicyDocuments } from './adapters/policy-documents.js';
+import { watchPolicies } from './adapters/policy-source.js';
 import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
@@ -19,7 +21,7 @@ import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { serveInvocationLookup } from './app/invocation-lookup.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
-import { agentProfiles, collections, rateSlots, tenantPolicies, toolInvocations } from './collections.js';
+import { collections, toolInvocations } from './collections.js';
 import { ArgumentValidators } from './core/argument-validation.js';
 import { receiptSigner } from './core/receipts.js';
 import { SealingKeySetting } from './sealing-key-setting.js';
@@ -132,13 +134,14 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     context.onShutdown('descriptors', () => Promise.resolve(descriptors.close()));
     await descriptors.ready;
 
-    const rateCounters = new RateCounters(store.collection(rateSlots));
-    const sweepLog = logger.child({ component: 'rate-slot-sweeper' });
-    const sweeper = setInterval(() => {
-      rateCounters.sweep(clock(), signal).catch((err: unknown) => sweepLog.warn({ err }, 'sweeping ended rate-limit windows failed'));
-    }, 60_000);
-    sweeper.unref();
-    context.onShutdown('rate-slot-sweeper', () => Promise.resolve(clearInterval(sweeper)));
+    // Profiles and policies (kill switches included) are answered from watched copies: nothing is governed until
+    // both hold their whole bucket.
+    const policyLog = logger.child({ component: 'policies' });
+    const policyBuckets = await openPolicyBuckets(messaging, { signal });
+    const policies = watchPolicies(policyBuckets, { signal, onProblem: (problem) => policyLog.warn(problem, 'policy copy problem') });
+    context.onShutdown('policies', () => Promise.resolve(policies.close()));
+    await policies.ready;
+    const rateCounters = await RateCounters.open(messaging, { signal });
 
     const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS });
     context.onShutdown('mcp-pool', () => pool.close());
@@ -156,7 +159,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
           ? undefined
           : secretBrokerLeaser(messaging, { recipient: { keyId: config.TOOL_ADAPTER_SECRET_KEY_ID, privateKey: config.TOOL_ADAPTER_SECRET_KEY }, timeoutMs: config.ADAPTER_SECRET_BROKER_TIMEOUT_MS }),
       validators: new ArgumentValidators(),
-      policies: storedPolicySource(store.collection(agentProfiles), store.collection(tenantPolicies)),
+      policies,
       rateCounters,
       verifier: createTokenVerifier(trustedKeys, { clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
       signReceipt: receiptSigner(receiptKey),
@@ -196,7 +199,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
 
     const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
     context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));
-    const commands = await serveAdapterCommands({ ...runtime, logger: logger.child({ component: 'commands' }) }, new PolicyDocuments(store.collection(agentProfiles), store.collection(tenantPolicies)), {
+    const commands = await serveAdapterCommands({ ...runtime, logger: logger.child({ component: 'commands' }) }, new PolicyDocuments(policyBuckets, policies), {
       receiptKeys: receiptKeySetOf(receiptKey),
     });
     context.onShutdown('commands', () => Promise.all(commands.map((handle) => handle.stop({ graceMs: 2_000 }))).then(() => undefined));

@@ -1,7 +1,7 @@
 // Test support for the adapter's tests, its benchmark and the end-to-end tests (`@toolplane/tool-adapter/testing`):
 // what a governed call needs around the adapter (a descriptor in the registry's KV read model, a stand-in for the
 // registry's getServer, server documents of fixture MCP servers counting their executions in a file, agent profiles
-// and tenant policies in the adapter's database, signed tokens, the adapter's settings). Not for production code:
+// and tenant policies in the adapter's buckets, signed tokens, the adapter's settings). Not for production code:
 // main.ts and service.ts never import it.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -33,7 +33,8 @@ import { fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
 import { publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import type { Store } from '@toolplane/store';
 import { invocationDocumentId } from './adapters/invocation-store.js';
-import { agentProfileId, agentProfiles, tenantPolicies, toolInvocations, type StoredInvocation } from './collections.js';
+import { agentProfileKey, openPolicyBuckets, tenantPolicyKey } from './adapters/policy-buckets.js';
+import { toolInvocations, type StoredInvocation } from './collections.js';
 import { advancePipeline, receiveInvocation, type PipelineState, type StageOutcome } from './core/invocation-pipeline.js';
 import { defaultTenantPolicy, evaluatePolicy, type CallerIdentity } from './core/policy-evaluator.js';
 import type { ReceiptSigner } from './core/receipts.js';
@@ -179,15 +180,17 @@ export function agentProfileDocument(scope: Scope, agentId: string, allowedTools
   return { ...scope, agentId, allowedTools: [...allowedTools], deniedTools: [], maxRiskClass: 'HIGH', permissions: [], updatedBy: 'user:admin', updatedAt: new Date().toISOString(), version: 1, ...overrides };
 }
 
-/** Stores a new agent profile where the adapter reads it (`agent_profiles`, under its id). */
-export async function insertAgentProfile(store: Store, profile: AgentProfile): Promise<AgentProfile> {
-  await store.collection(agentProfiles).raw.insertOne({ ...profile, _id: agentProfileId(profile.tenant, profile.workspace, profile.agentId) });
+/** Stores (or replaces) an agent profile where every adapter replica watches it (the agent-profile bucket). */
+export async function insertAgentProfile(messaging: Messaging, profile: AgentProfile): Promise<AgentProfile> {
+  const { profiles } = await openPolicyBuckets(messaging);
+  await profiles.put(agentProfileKey(profile.tenant, profile.workspace, profile.agentId), profile);
   return profile;
 }
 
-/** Stores (or replaces) a tenant's policy where the adapter reads it (`tenant_policies`, under the tenant). */
-export async function putTenantPolicy(store: Store, policy: TenantPolicy): Promise<void> {
-  await store.collection(tenantPolicies).raw.replaceOne({ _id: policy.tenant }, policy, { upsert: true });
+/** Stores (or replaces) a tenant's policy where every adapter replica watches it (the tenant-policy bucket). */
+export async function putTenantPolicy(messaging: Messaging, policy: TenantPolicy): Promise<void> {
+  const { policies } = await openPolicyBuckets(messaging);
+  await policies.put(tenantPolicyKey(policy.tenant), policy);
 }
 
 /** The claims of an agent context token beyond its scope. */
@@ -301,16 +304,18 @@ export interface CrashedCall {
   readonly stopAfter?: number;
   /** Outcomes after those. */
   readonly more?: readonly StageOutcome[];
+  /** The agent's profile the decision was made with (default: version 1, allowing the descriptor's tool). */
+  readonly agentProfile?: AgentProfile;
 }
 
 /**
  * Leaves a call as an adapter killed at some step would: the document as persisted at that step (built by the core,
- * exactly as the adapter builds it, with the caller's stored agent profile and the default tenant policy), its
+ * exactly as the adapter builds it, with the call's agent profile and the default tenant policy), its
  * processing lease expired, and none of its events published; a parked call with its ApprovalRequested in the outbox.
  * The request's redelivery then finds it.
  */
 export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise<PipelineState['invocation']> {
-  const { state, outbox } = await crashedCallState(store, call);
+  const { state, outbox } = crashedCallState(call);
   const expired = new Date(Date.now() - 1_000).toISOString();
   await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(call.scope, call.idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
   return state.invocation;
@@ -320,19 +325,19 @@ export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise
  * The pipeline state of `call` at the step it names, built by the core as the adapter builds it (see
  * `storeLeftByCrash`), stored nowhere; a parked call's ApprovalRequested as `outbox`.
  */
-export async function crashedCallState(store: Store, call: CrashedCall): Promise<{ readonly state: PipelineState; readonly outbox: ApprovalRequested[] | undefined }> {
+export function crashedCallState(call: CrashedCall): { readonly state: PipelineState; readonly outbox: ApprovalRequested[] | undefined } {
   const { scope, descriptor, caller, idempotencyKey } = call;
   const args = call.arguments;
   const now = new Date().toISOString();
   const request = { toolId: descriptor.toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox: call.replyInbox };
   const received = receiveInvocation({ scope, request, caller, invocationId: randomUUID(), resolvedToolVersion: descriptor.toolVersion, defaultTimeoutMs: 20_000 }, { now });
-  const profile = caller.agentId === undefined ? null : await store.collection(agentProfiles).raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, caller.agentId) });
+  const profile = call.agentProfile ?? (caller.agentId === undefined ? undefined : agentProfileDocument(scope, caller.agentId, [descriptor.toolId]));
   const { invocation } = received.state;
   const decision = evaluatePolicy({
     subject: { invocationId: invocation.invocationId, ...scope, toolId: descriptor.toolId, toolVersion: descriptor.toolVersion, requestHash: invocation.requestHash, arguments: args },
     descriptor,
     caller,
-    agentProfile: profile ?? undefined,
+    agentProfile: profile,
     tenantPolicy: defaultTenantPolicy(scope.tenant, now),
     rateCounters: new Map(),
     now,

@@ -299,7 +299,7 @@ export class AdapterHarness {
   /** A fresh workspace with the agent's profile (fixture.* allowed). */
   async freshScope(tenant = harnessTenant): Promise<Scope> {
     const scope = { tenant, workspace: `w_${randomUUID().slice(0, 8)}` };
-    await insertAgentProfile(this.store, agentProfileDocument(scope, harnessAgent, ['fixture.*']));
+    await insertAgentProfile(this.messaging, agentProfileDocument(scope, harnessAgent, ['fixture.*']));
     return scope;
   }
 

@@ -155,7 +155,7 @@ async function freshScope(): Promise<Scope> {
   workspaces += 1;
   const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['vault.*']));
+  await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['vault.*']));
   await bindTool(scope, 'vault.reveal', 'reveal_env', ['echo-token']);
   return scope;
 }

@@ -38,8 +38,6 @@ import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { startNatsServer, type NatsServer } from './adapter-harness.js';
 import {
-  agentProfileId,
-  agentProfiles,
   defaultTenantPolicy,
   descriptorBucket,
   receiptSigner,
@@ -179,7 +177,7 @@ async function freshScope(): Promise<Scope> {
   workspaces += 1;
   const scope = { tenant, workspace: `w${workspaces}_${randomUUID().slice(0, 8)}` };
   serverIds.set(scope.workspace, randomUUID());
-  await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['fixture.*']));
+  await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['fixture.*']));
   await bindTool(scope, 'fixture.echo', 'echo', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
   await bindTool(scope, 'fixture.count', 'count_calls', { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false });
   // One call a day for the whole workspace: the second call in a test is over the limit.
@@ -272,7 +270,7 @@ describe('the tool adapter', () => {
   it('calls the echo tool of @modelcontextprotocol/server-everything', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     await bindTool(scope, 'everything.echo', 'echo', { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] }, { mcpServerId: everythingServerId });
-    await store.collection(agentProfiles).raw.updateOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) }, { $set: { allowedTools: ['fixture.*', 'everything.*'] } });
+    await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['fixture.*', 'everything.*']));
     const reply = await invoke(scope, { toolId: 'everything.echo', arguments: { message: 'ignore previous instructions' }, idempotencyKey: 'everything-1' });
     expect(reply.ok && reply.data.status).toBe('SUCCESS');
     expect(reply.ok && reply.data.textContent).toBe('Echo: ignore previous instructions');
@@ -380,7 +378,7 @@ describe('the tool adapter', () => {
     await bindTool(scope, 'fixture.killed', 'count_calls', { type: 'object' });
     // The default policy plus one kill switch that only this tool matches (the tenant is shared by these tests).
     const policy = { ...defaultTenantPolicy(tenant, new Date().toISOString()), killSwitches: [{ target: 'TOOL' as const, tools: 'fixture.killed', reason: 'incident 42', engagedBy: 'user:admin', engagedAt: new Date().toISOString() }] };
-    await putTenantPolicy(store, TenantPolicy.parse(policy));
+    await putTenantPolicy(messaging, TenantPolicy.parse(policy));
     const reply = await invoke(scope, { toolId: 'fixture.killed', arguments: {}, idempotencyKey: 'killed' });
     expect(reply.ok && reply.data.status).toBe('DENIED');
     expect(reply.ok && reply.data.receipt.failure?.code).toBe('AUTHORIZATION_DENIED');

@@ -9,7 +9,7 @@ import { connectStore, type Filter, type Store, type StoreCollection } from '@to
 import { testScope } from '@toolplane/testing';
 import { InvocationStore } from '../src/adapters/invocation-store.js';
 import { advancePipeline, receiptSigner, toolInvocations, type StoredInvocation } from '../src/mod.js';
-import { agentProfileDocument, crashedCallState, insertAgentProfile, receiptSigningKey, storedInvocation, testDescriptor } from '../src/testing.js';
+import { crashedCallState, receiptSigningKey, storedInvocation, testDescriptor } from '../src/testing.js';
 
 const infra = testScope('adapter_lease');
 let store: Store;
@@ -88,11 +88,10 @@ describe('renewing the processing lease of an executing call', () => {
   it('never undoes the terminal write that came while a renewal was in flight', { timeout: 30_000 }, async () => {
     const scope = { tenant: 'acme', workspace: 'w_lease' };
     const agentId = 'agent-support';
-    await insertAgentProfile(store, agentProfileDocument(scope, agentId, ['fixture.*']));
     const descriptor = testDescriptor({ scope, toolId: 'fixture.count', providerToolName: 'count_calls', mcpServerId: randomUUID() });
     const signReceipt = receiptSigner({ keyId: 'lease-test', privateKey: receiptSigningKey().privateKey });
     const caller = { principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] };
-    const { state } = await crashedCallState(store, { scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey: 'lease-1', replyInbox: 'inbox_lease', signReceipt });
+    const { state } = crashedCallState({ scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey: 'lease-1', replyInbox: 'inbox_lease', signReceipt });
     expect(state.invocation.state).toBe('Executing');
 
     const held = gate();

@@ -1,232 +1,196 @@
-import {
-  ToolplaneError,
-  canonicalJson,
-  type AgentProfile,
-  type AgentProfileInput,
-  type KillSwitch,
-  type Scope,
-  type TenantPolicy,
-  type TenantPolicyInput,
-} from '@toolplane/contracts';
-import { compareAndSet, findPage, insertIfAbsent, type StoreCollection, type WithId } from '@toolplane/store';
-import { agentProfileId, type StoredAgentProfile, type StoredTenantPolicy } from '../collections.js';
-import { compileLinearRegExp } from '../core/linear-regexp.js';
+import { raceAbort, type AgentProfile, type Scope, type TenantPolicy } from '@toolplane/contracts';
+import type { TypedKv } from '@toolplane/messaging';
 import { defaultTenantPolicy } from '../core/policy-evaluator.js';
+import { agentProfileKey, liveProfile, tenantPolicyKey, type PolicyBuckets, type StoredAgentProfile } from './policy-buckets.js';
 
-// Agent profiles and tenant policies, read per call from the adapter's own collections (nothing is cached, so a
-// write is in force for the next call on every replica). A tenant without a stored policy gets the default one
-// (nothing denied, everything beyond WRITE gated); an agent without a profile is denied by the evaluator. A deleted
-// profile stays as a tombstone (`deletedAt`) that keeps its version, so a put or delete guarded by a version it read
-// never races a delete and a re-create; readers treat a tombstone as no profile.
+// Agent profiles and tenant policies as every replica sees them: the two buckets watched into memory, so a call's
+// policy inputs are map lookups (no I/O on the hot path), and a write (a kill switch above all) is in force on a
+// replica as soon as its watch delivers it, milliseconds after the write. A replica serves only once each watch has
+// delivered the whole bucket (`ready`), never from a partial copy. A watch that ends (NATS restarted, the consumer
+// lost) is started again; until the new one is ready the replica keeps the copy it had, then swaps in the new one,
+// which also drops whatever was deleted in between. A tenant without a stored policy gets the default one; an agent
+// without a profile (or with a tombstone) has none, which the evaluator denies.
 
-/** Loads the policy documents a decision depends on. */
+/** The policy documents a decision depends on. */
 export interface PolicySource {
   agentProfile(tenant: string, workspace: string, agentId: string | undefined, signal?: AbortSignal): Promise<AgentProfile | undefined>;
   tenantPolicy(tenant: string, now: Date, signal?: AbortSignal): Promise<TenantPolicy>;
 }
 
-function profileOf(stored: StoredAgentProfile): AgentProfile {
-  const { _id: _ignored, deletedAt: _deletedAt, ...profile } = stored;
-  return profile;
+/** Which bucket a revision belongs to. */
+export type PolicyBucketName = 'profiles' | 'policies';
+
+/** A PolicySource answered from watched copies of the buckets. */
+export interface WatchedPolicies extends PolicySource {
+  /** Resolves once both copies hold every entry that existed when the watches started. */
+  readonly ready: Promise<void>;
+  /** Resolves once this copy of `bucket` has applied every change up to `revision` (or the deadline passed: false). */
+  caughtUp(bucket: PolicyBucketName, revision: number, options?: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<boolean>;
+  /** The live profiles of a workspace, by agent id. */
+  profilesOf(scope: Scope): AgentProfile[];
+  /** Stops watching. */
+  close(): void;
 }
 
-function policyOf(stored: StoredTenantPolicy): TenantPolicy {
-  const { _id: _ignored, ...policy } = stored;
-  return policy;
+/** What a watched copy reports besides its contents. */
+export interface PolicyWatchOptions {
+  readonly signal?: AbortSignal;
+  /** Hears about entries that break their contract and about watches that ended and are started again. */
+  readonly onProblem?: (problem: { readonly bucket: string; readonly key?: string; readonly message: string }) => void;
+  /** How long to wait before starting an ended watch again (default 250 ms, doubling to 5 s). */
+  readonly restartDelayMs?: number;
 }
 
-/** A PolicySource over the stored documents. */
-export function storedPolicySource(profiles: StoreCollection<StoredAgentProfile>, policies: StoreCollection<StoredTenantPolicy>): PolicySource {
+/** An entry the watch delivered: a value, or one that broke its contract (kept so readers can fail closed). */
+type Entry<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+/** One bucket kept in memory by a watch that is started again whenever it ends. */
+class Mirror<T> {
+  #entries = new Map<string, Entry<T>>();
+  #revision = 0;
+  #waiters = new Set<{ readonly revision: number; readonly resolve: (caught: boolean) => void }>();
+  #closed = false;
+  #stop: (() => void) | undefined;
+  readonly ready: Promise<void>;
+  #markReady: () => void = () => undefined;
+
+  constructor(
+    readonly kv: TypedKv<T>,
+    readonly options: PolicyWatchOptions,
+  ) {
+    this.ready = new Promise<void>((resolve) => (this.#markReady = resolve));
+    void this.#run();
+  }
+
+  get(key: string): Entry<T> | undefined {
+    return this.#entries.get(key);
+  }
+
+  entries(): IterableIterator<[string, Entry<T>]> {
+    return this.#entries.entries();
+  }
+
+  caughtUp(revision: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+    if (this.#revision >= revision) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const waiter = {
+        revision,
+        resolve: (caught: boolean) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          this.#waiters.delete(waiter);
+          resolve(caught);
+        },
+      };
+      const onAbort = () => waiter.resolve(false);
+      const timer = setTimeout(onAbort, timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.add(waiter);
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stop?.();
+    for (const waiter of [...this.#waiters]) waiter.resolve(false);
+  }
+
+  #applied(revision: number): void {
+    this.#revision = Math.max(this.#revision, revision);
+    for (const waiter of [...this.#waiters]) if (waiter.revision <= this.#revision) waiter.resolve(true);
+  }
+
+  async #run(): Promise<void> {
+    const { signal, onProblem } = this.options;
+    const baseDelay = this.options.restartDelayMs ?? 250;
+    let delay = baseDelay;
+    const ended = () => this.#closed || signal?.aborted === true;
+    while (!ended()) {
+      // A restarted watch fills a copy of its own; the one in use keeps serving until the new one is complete.
+      let building: Map<string, Entry<T>> | undefined = new Map();
+      let buildingRevision = 0;
+      try {
+        const watch = await this.kv.watch(signal ? { signal } : {});
+        this.#stop = () => watch.stop();
+        if (this.#closed) watch.stop();
+        for await (const change of watch) {
+          if (change.kind === 'ready') {
+            if (building !== undefined) {
+              this.#entries = building;
+              building = undefined;
+              this.#applied(buildingRevision);
+              this.#markReady();
+              delay = baseDelay;
+            }
+            continue;
+          }
+          const target = building ?? this.#entries;
+          if (change.kind === 'delete') target.delete(change.key);
+          else if (change.kind === 'put') target.set(change.key, { ok: true, value: change.value });
+          else {
+            target.set(change.key, { ok: false, reason: change.reason.message });
+            onProblem?.({ bucket: this.kv.bucket, key: change.key, message: change.reason.message });
+          }
+          if (building === undefined) this.#applied(change.revision);
+          else buildingRevision = Math.max(buildingRevision, change.revision);
+        }
+      } catch (error) {
+        if (ended()) break;
+        onProblem?.({ bucket: this.kv.bucket, message: `the watch failed: ${error instanceof Error ? error.message : String(error)}` });
+      }
+      if (ended()) break;
+      onProblem?.({ bucket: this.kv.bucket, message: `the watch ended; starting it again in ${delay} ms` });
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+}
+
+/**
+ * A tenant policy that could not be read denies every call of the tenant (a kill switch of its own) rather than
+ * falling back to the default, which would silently release the kill switches the stored one engages.
+ */
+function unreadablePolicy(tenant: string, now: Date, reason: string): TenantPolicy {
+  const at = now.toISOString();
+  const policy = defaultTenantPolicy(tenant, at);
+  return { ...policy, killSwitches: [{ target: 'TENANT', reason: `the stored tenant policy cannot be read: ${reason}`.slice(0, 500), engagedBy: 'svc:tool-adapter', engagedAt: at }] };
+}
+
+/** Watches both buckets into memory; wait for `ready` before answering calls with it. */
+export function watchPolicies(buckets: PolicyBuckets, options: PolicyWatchOptions = {}): WatchedPolicies {
+  const profiles = new Mirror<StoredAgentProfile>(buckets.profiles, options);
+  const policies = new Mirror<TenantPolicy>(buckets.policies, options);
+  const mirrors = { profiles, policies } as const;
+  const ready = Promise.all([profiles.ready, policies.ready]).then(() => undefined);
   return {
-    async agentProfile(tenant, workspace, agentId, signal) {
-      if (agentId === undefined) return undefined;
-      const found = await profiles.raw.findOne({ _id: agentProfileId(tenant, workspace, agentId) }, signal ? { signal } : {});
-      return found === null || found.deletedAt !== undefined ? undefined : profileOf(found);
+    ready,
+    agentProfile(tenant, workspace, agentId) {
+      if (agentId === undefined) return Promise.resolve(undefined);
+      const entry = profiles.get(agentProfileKey(tenant, workspace, agentId));
+      // An unreadable profile is no profile: the evaluator denies the agent.
+      return Promise.resolve(entry?.ok === true ? liveProfile(entry.value) : undefined);
     },
-    async tenantPolicy(tenant, now, signal) {
-      const found = await policies.raw.findOne({ _id: tenant }, signal ? { signal } : {});
-      return found === null ? defaultTenantPolicy(tenant, now.toISOString()) : policyOf(found);
+    tenantPolicy(tenant, now) {
+      const entry = policies.get(tenantPolicyKey(tenant));
+      if (entry === undefined) return Promise.resolve(defaultTenantPolicy(tenant, now.toISOString()));
+      return Promise.resolve(entry.ok ? entry.value : unreadablePolicy(tenant, now, entry.reason));
+    },
+    async caughtUp(bucket, revision, { timeoutMs = 5_000, signal } = {}) {
+      return raceAbort(mirrors[bucket].caughtUp(revision, timeoutMs, signal), signal, `waiting for the ${bucket} copy to reach revision ${revision}`);
+    },
+    profilesOf(scope) {
+      const prefix = `${scope.tenant}.${scope.workspace}.`;
+      const found: AgentProfile[] = [];
+      for (const [key, entry] of profiles.entries()) {
+        if (!key.startsWith(prefix) || !entry.ok) continue;
+        const profile = liveProfile(entry.value);
+        if (profile !== undefined) found.push(profile);
+      }
+      return found.sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+    },
+    close() {
+      profiles.close();
+      policies.close();
     },
   };
-}
-
-/** Who writes, when, and which version the writer last saw (see the contracts' ExpectedVersion). */
-export interface PolicyWrite {
-  readonly by: string;
-  readonly now: Date;
-  readonly expectedVersion?: number | undefined;
-  readonly signal?: AbortSignal | undefined;
-}
-
-// An unguarded write (no expectedVersion) that keeps losing races gives up after this many tries.
-const overwriteAttempts = 5;
-
-function conflict(what: string, expected: number | undefined, found: number | undefined): ToolplaneError {
-  const wanted = expected === 0 ? 'none to exist' : `version ${String(expected)}`;
-  return new ToolplaneError('CONFLICT', `${what}: expected ${wanted}, found ${found === undefined ? 'none' : `version ${found}`}`);
-}
-
-/** The version a live document has for a guard (undefined when there is none, or only a tombstone). */
-function liveVersion(stored: { version: number; deletedAt?: string } | null): number | undefined {
-  return stored === null || stored.deletedAt !== undefined ? undefined : stored.version;
-}
-
-function checkExpectation(what: string, expected: number | undefined, live: number | undefined): void {
-  if (expected === undefined) return;
-  if (expected === 0 ? live !== undefined : live !== expected) throw conflict(what, expected, live);
-}
-
-/** The fields of `previous` that `next` no longer has (optional fields an operator left out). */
-function removedFields(previous: object, next: object): string[] {
-  const kept = new Set([...Object.keys(next), '_id', 'version']);
-  return Object.keys(previous).filter((key) => !kept.has(key));
-}
-
-/**
- * Problems the evaluator would meet in a tenant policy that its schema cannot express: command patterns that do
- * not compile for linear-time matching, a workspace with two environments. INVALID_ARGUMENT naming the first.
- */
-export function checkTenantPolicy(policy: TenantPolicyInput): void {
-  for (const [i, pattern] of policy.commands.block.entries()) {
-    const compiled = compileLinearRegExp(pattern, { caseInsensitive: true });
-    if (!compiled.ok) throw new ToolplaneError('INVALID_ARGUMENT', `commands.block[${i}] ${JSON.stringify(pattern.slice(0, 80))} cannot be used: ${compiled.problem}`);
-  }
-  const seen = new Set<string>();
-  for (const environment of policy.environments) {
-    if (seen.has(environment.workspace)) throw new ToolplaneError('INVALID_ARGUMENT', `environments names workspace ${environment.workspace} twice`);
-    seen.add(environment.workspace);
-  }
-  if (policy.approvalTtlMs < 1_000) throw new ToolplaneError('INVALID_ARGUMENT', 'approvalTtlMs must be at least 1000 (an approval must be decidable)');
-}
-
-/** A kill switch's identity: what it targets (who engaged it, when and why aside). */
-function killSwitchKey(killSwitch: KillSwitch): string {
-  return canonicalJson({ target: killSwitch.target, tools: 'tools' in killSwitch ? killSwitch.tools : null, server: 'mcpServerId' in killSwitch ? killSwitch.mcpServerId : null });
-}
-
-/**
- * The kill switches as stored: one engaged before keeps who engaged it and when; a newly engaged one is recorded as
- * engaged by the writer, now (never what a client claims).
- */
-function stampKillSwitches(next: readonly KillSwitch[], previous: readonly KillSwitch[], by: string, at: string): KillSwitch[] {
-  const before = new Map(previous.map((killSwitch) => [killSwitchKey(killSwitch), killSwitch]));
-  return next.map((killSwitch) => {
-    const earlier = before.get(killSwitchKey(killSwitch));
-    return earlier === undefined ? { ...killSwitch, engagedBy: by, engagedAt: at } : { ...killSwitch, engagedBy: earlier.engagedBy, engagedAt: earlier.engagedAt };
-  });
-}
-
-/** Reads and writes agent profiles and tenant policies for the operator commands, each write version-guarded. */
-export class PolicyDocuments {
-  readonly #profiles: StoreCollection<StoredAgentProfile>;
-  readonly #policies: StoreCollection<StoredTenantPolicy>;
-
-  constructor(profiles: StoreCollection<StoredAgentProfile>, policies: StoreCollection<StoredTenantPolicy>) {
-    this.#profiles = profiles;
-    this.#policies = policies;
-  }
-
-  /** The agent's profile, or NOT_FOUND. */
-  async getAgentProfile(scope: Scope, agentId: string, signal?: AbortSignal): Promise<AgentProfile> {
-    const found = await this.#profiles.raw.findOne({ _id: agentProfileId(scope.tenant, scope.workspace, agentId) }, signal ? { signal } : {});
-    if (found === null || found.deletedAt !== undefined) throw new ToolplaneError('NOT_FOUND', `no agent profile ${agentId} in ${scope.tenant}/${scope.workspace}`);
-    return profileOf(found);
-  }
-
-  /** One page of the workspace's profiles, by agent id. */
-  async listAgentProfiles(scope: Scope, page: { readonly limit: number; readonly after?: string | undefined }, signal?: AbortSignal): Promise<{ items: AgentProfile[]; next: string | null }> {
-    const found = await findPage(this.#profiles, {
-      filter: { tenant: scope.tenant, workspace: scope.workspace, deletedAt: { $exists: false } },
-      sortBy: 'agentId',
-      limit: page.limit,
-      ...(page.after === undefined ? {} : { after: page.after }),
-      ...(signal ? { signal } : {}),
-    });
-    return { items: found.items.map((stored) => profileOf(stored)), next: found.next };
-  }
-
-  /** Creates or replaces an agent profile (guarded by expectedVersion); the stored profile. */
-  async putAgentProfile(scope: Scope, input: AgentProfileInput, write: PolicyWrite): Promise<AgentProfile> {
-    const id = agentProfileId(scope.tenant, scope.workspace, input.agentId);
-    const what = `agent profile ${input.agentId}`;
-    const fields = { ...input, tenant: scope.tenant, workspace: scope.workspace, updatedBy: write.by, updatedAt: write.now.toISOString() };
-    return this.#write(this.#profiles, id, what, write, fields, (created) => profileOf(created));
-  }
-
-  /** Deletes an agent profile (guarded by expectedVersion); whether one was there. */
-  async deleteAgentProfile(scope: Scope, agentId: string, write: PolicyWrite): Promise<boolean> {
-    const id = agentProfileId(scope.tenant, scope.workspace, agentId);
-    const what = `agent profile ${agentId}`;
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await this.#profiles.raw.findOne({ _id: id }, write.signal ? { signal: write.signal } : {});
-      const live = liveVersion(current);
-      checkExpectation(what, write.expectedVersion, live);
-      if (current === null || live === undefined) return false;
-      const now = write.now.toISOString();
-      const result = await compareAndSet(
-        this.#profiles,
-        { id, expect: { version: current.version }, set: { deletedAt: now, updatedBy: write.by, updatedAt: now } },
-        write.signal ? { signal: write.signal } : {},
-      );
-      if (result.ok) return true;
-      if (write.expectedVersion !== undefined || attempt >= overwriteAttempts) throw conflict(what, write.expectedVersion ?? current.version, liveVersion(result.current));
-    }
-  }
-
-  /** The tenant's stored policy, or the default one (`isDefault`). */
-  async getTenantPolicy(tenant: string, now: Date, signal?: AbortSignal): Promise<{ policy: TenantPolicy; isDefault: boolean }> {
-    const found = await this.#policies.raw.findOne({ _id: tenant }, signal ? { signal } : {});
-    return found === null ? { policy: defaultTenantPolicy(tenant, now.toISOString()), isDefault: true } : { policy: policyOf(found), isDefault: false };
-  }
-
-  /** Creates or replaces the tenant's policy (guarded by expectedVersion; 0 when the default is in force). */
-  async putTenantPolicy(tenant: string, input: TenantPolicyInput, write: PolicyWrite): Promise<TenantPolicy> {
-    checkTenantPolicy(input);
-    const what = `the policy of tenant ${tenant}`;
-    const at = write.now.toISOString();
-    return this.#write(
-      this.#policies,
-      tenant,
-      what,
-      write,
-      (previous: StoredTenantPolicy | null) => ({ ...input, killSwitches: stampKillSwitches(input.killSwitches, previous?.killSwitches ?? [], write.by, at), tenant, updatedBy: write.by, updatedAt: at }),
-      (created) => policyOf(created),
-    );
-  }
-
-  /**
-   * The guarded write shared by profiles and policies: insert when nothing (not even a tombstone) is stored, else
-   * compare-and-set from the version read (which also revives a tombstone). Without expectedVersion a lost race is
-   * retried against what the winner left; with one it is CONFLICT.
-   */
-  async #write<TDoc extends (StoredAgentProfile | StoredTenantPolicy) & { deletedAt?: string }, TOut>(
-    collection: StoreCollection<TDoc>,
-    id: string,
-    what: string,
-    write: PolicyWrite,
-    fieldsFor: Omit<TDoc, '_id' | 'version'> | ((previous: TDoc | null) => Omit<TDoc, '_id' | 'version'>),
-    output: (stored: WithId<TDoc>) => TOut,
-  ): Promise<TOut> {
-    const options = write.signal ? { signal: write.signal } : {};
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await collection.raw.findOne<WithId<TDoc>>({ _id: id } as never, options);
-      const live = liveVersion(current);
-      checkExpectation(what, write.expectedVersion, live);
-      const fields = typeof fieldsFor === 'function' ? fieldsFor(current as TDoc | null) : fieldsFor;
-      if (current === null) {
-        const created = await insertIfAbsent(collection, { ...fields, _id: id, version: 1 } as never, options);
-        if (created.created) return output(created.document);
-        if (write.expectedVersion !== undefined || attempt >= overwriteAttempts) throw conflict(what, write.expectedVersion, liveVersion(created.existing));
-        continue;
-      }
-      const unset = removedFields(current, fields);
-      const result = await compareAndSet(
-        collection,
-        { id, expect: { version: current.version }, set: fields, ...(unset.length === 0 ? {} : { unset: unset as never }) },
-        options,
-      );
-      if (result.ok) return output(result.document);
-      if (write.expectedVersion !== undefined || attempt >= overwriteAttempts) throw conflict(what, write.expectedVersion ?? current.version, liveVersion(result.current));
-    }
-  }
 }

@@ -20,7 +20,7 @@ import { verifyOperator } from '@toolplane/auth';
 import { serve, type RequestContext, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import type { z } from 'zod';
 import { invocationOf } from '../adapters/invocation-store.js';
-import type { PolicyDocuments } from '../adapters/policy-source.js';
+import type { PolicyDocuments } from '../adapters/policy-documents.js';
 import { reconcileInvocation } from '../core/invocation-attempts.js';
 import type { ReceiptSigningKey } from '../core/receipts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';

@@ -17,7 +17,7 @@ import {
 import { DEFAULT_BLOCKED_COMMAND_PATTERNS, checkCommand } from './command-policy.js';
 import { deterministicUuid } from './deterministic-ids.js';
 import { LinearRegExpCache } from './linear-regexp.js';
-import { applicableRateLimits, fixedWindowDecision, type RateLimitCheck, type RateWindowCounter } from './rate-limit.js';
+import { applicableRateLimits, slidingWindowDecision, type RateLimitCheck, type RateLog } from './rate-limit.js';
 import { firstMatchingToolPattern, toolPatternMatches } from './tool-patterns.js';
 
 // The policy evaluator: agent permission, tenant policy and side-effect classification of one call, as one pure,
@@ -53,18 +53,24 @@ export interface PolicyInput {
   /** The profile of `caller.agentId`; undefined when there is none (or no agent acts). */
   readonly agentProfile: AgentProfile | undefined;
   readonly tenantPolicy: TenantPolicy;
-  /** The current value of every counter {@link rateLimitChecksFor} names (absent ones count as empty). */
-  readonly rateCounters: ReadonlyMap<string, RateWindowCounter>;
+  /** The current log of every counter {@link rateLimitChecksFor} names (absent ones count as empty). */
+  readonly rateCounters: ReadonlyMap<string, RateLog>;
   readonly now: IsoDateTime;
   /** Compiled command patterns, kept between calls. */
   readonly regExpCache?: LinearRegExpCache;
 }
 
-/** A counter to persist because the call was counted. */
+/**
+ * A counter to persist because the call was counted: `log` is the counter with the call in it. A writer that finds
+ * the counter changed since it was read decides again with the same limit and time ({@link slidingWindowDecision}).
+ */
 export interface RateCounterUpdate {
   readonly key: string;
-  readonly counter: RateWindowCounter;
+  readonly log: RateLog;
+  readonly limit: number;
   readonly windowMs: number;
+  /** The time the call was counted at (epoch ms). */
+  readonly atMs: number;
 }
 
 /** The decision, and the counters the I/O layer must persist (only when the call was not denied). */
@@ -291,8 +297,8 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
   let retryAfterMs: number | undefined;
   if (!findings.some((f) => f.effect === 'deny')) {
     for (const check of checks) {
-      const verdict = fixedWindowDecision(check, input.rateCounters.get(check.key), nowMs);
-      if (verdict.allowed) updates.push({ key: check.key, counter: verdict.counter, windowMs: check.windowMs });
+      const verdict = slidingWindowDecision(check, input.rateCounters.get(check.key), nowMs);
+      if (verdict.allowed) updates.push({ key: check.key, log: verdict.log, limit: check.limit, windowMs: check.windowMs, atMs: nowMs });
       else {
         retryAfterMs = Math.max(retryAfterMs ?? 0, verdict.retryAfterMs);
         findings.push(finding('RATE_LIMITED', 'TENANT_POLICY', 'deny', `rate limit reached: ${check.description}`));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { at, caller, descriptor, hash, ids, later, profile, scope, tenantPolicy } from '../../test/core-fixtures.js';
 import { DEFAULT_BLOCKED_COMMAND_PATTERNS } from './command-policy.js';
 import { defaultTenantPolicy, evaluatePolicy, rateLimitChecksFor, type PolicyInput } from './policy-evaluator.js';
-import type { RateWindowCounter } from './rate-limit.js';
+import type { RateLog } from './rate-limit.js';
 
 function input(overrides: Partial<PolicyInput> = {}, args: JsonObject = { title: 'x' }, tool: ToolDescriptor = descriptor()): PolicyInput {
   return {
@@ -101,11 +101,11 @@ describe('evaluatePolicy', () => {
     const limited = descriptor({ rateLimits: [{ per: 'AGENT', limit: 2, windowMs: 60_000 }] });
 
     it('counts admitted calls and refuses with RATE_LIMITED once the window is full', () => {
-      const counters = new Map<string, RateWindowCounter>();
+      const counters = new Map<string, RateLog>();
       for (let i = 0; i < 2; i++) {
         const evaluation = evaluatePolicy(input({ rateCounters: counters }, { title: 'x' }, limited));
         expect(evaluation.decision.effect).toBe('allow');
-        for (const update of evaluation.rateCounterUpdates) counters.set(update.key, update.counter);
+        for (const update of evaluation.rateCounterUpdates) counters.set(update.key, update.log);
       }
       const refused = evaluatePolicy(input({ rateCounters: counters, now: later(30_000) }, { title: 'x' }, limited));
       expect(refused.decision).toMatchObject({ effect: 'deny', deniedAt: 'TENANT_POLICY', failure: { code: 'RATE_LIMITED', retryable: true }, retryAfterMs: 30_000 });

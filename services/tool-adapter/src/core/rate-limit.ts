@@ -1,14 +1,20 @@
 import type { RateLimit, RateLimitRule, Scope } from '@toolplane/contracts';
 import { toolPatternMatches } from './tool-patterns.js';
 
-// Rate limiting as a pure decision over a counter value: fixed windows aligned to multiples of `windowMs`. The
-// adapter persists counters; aligned windows make (counter key, window start) a natural unique key, so counting can
-// be done with insert-only slot records (atomic on every MongoDB-protocol server) instead of conditional updates.
+// Rate limiting as a pure decision over a sliding log. A fixed window admits twice its limit across a window edge
+// (the limit just before it and again just after); here a call is admitted only if fewer than `limit` calls were
+// admitted in the `windowMs` that end with it, so no window of that length, wherever it starts, ever holds more than
+// `limit` admitted calls. The log keeps admitted calls in slots: 1 ms slots (exact timestamps) while the limit is at
+// most RATE_LOG_SLOTS, else `windowMs / RATE_LOG_SLOTS` slots that count whole (a slot partly inside the window
+// counts fully, so a large limit refuses at most one slot's calls early, never admits one too many). Either way a log
+// holds at most RATE_LOG_SLOTS + 1 slots, so a counter is one small value that a compare-and-set can replace.
 
-/** How many calls a counter admitted in the window starting at `windowStart` (epoch milliseconds). */
-export interface RateWindowCounter {
-  readonly windowStart: number;
-  readonly count: number;
+/** The most slots a counter's log is split into (and so the largest limit counted exactly, in 1 ms slots). */
+export const RATE_LOG_SLOTS = 64;
+
+/** A counter's admitted calls, oldest first: `[slot start (epoch ms), calls admitted in the slot]`. */
+export interface RateLog {
+  readonly slots: readonly (readonly [number, number])[];
 }
 
 /** One limit that applies to a call: which counter it uses and how many calls per window it admits. */
@@ -21,25 +27,40 @@ export interface RateLimitCheck {
   readonly description: string;
 }
 
-/** The outcome of one fixed-window check. */
-export type RateLimitVerdict =
-  | { readonly allowed: true; readonly counter: RateWindowCounter }
-  | { readonly allowed: false; readonly retryAfterMs: number; readonly counter: RateWindowCounter };
+/** The outcome of one check: the log with the call counted, or the time until a slot frees up. */
+export type RateLimitVerdict = { readonly allowed: true; readonly log: RateLog } | { readonly allowed: false; readonly retryAfterMs: number; readonly log: RateLog };
 
-/** The start of the aligned window that contains `nowMs`. */
-export function windowStartOf(nowMs: number, windowMs: number): number {
-  return nowMs - (nowMs % windowMs);
+/** How long one slot of a limit's log lasts. */
+export function rateSlotMs(limit: { readonly limit: number; readonly windowMs: number }): number {
+  return limit.limit <= RATE_LOG_SLOTS ? 1 : Math.ceil(limit.windowMs / RATE_LOG_SLOTS);
 }
 
 /**
- * Admits a call if the counter's current window has room: returns the counter after counting the call, or, when the
- * window is full, the time until it ends. A counter from an earlier window counts as empty.
+ * Admits a call at `nowMs` if fewer than `limit` calls were admitted in the window `(nowMs - windowMs, nowMs]`.
+ * Slots that have left the window are dropped. A log written by a replica whose clock runs ahead is taken as it is:
+ * its calls count until they leave the window by this clock, and this call goes in its newest slot (the log stays
+ * ordered, and a skewed clock can only make the limit stricter).
  */
-export function fixedWindowDecision(limit: { readonly limit: number; readonly windowMs: number }, current: RateWindowCounter | undefined, nowMs: number): RateLimitVerdict {
-  const windowStart = windowStartOf(nowMs, limit.windowMs);
-  const used = current !== undefined && current.windowStart === windowStart ? current.count : 0;
-  if (used >= limit.limit) return { allowed: false, retryAfterMs: windowStart + limit.windowMs - nowMs, counter: { windowStart, count: used } };
-  return { allowed: true, counter: { windowStart, count: used + 1 } };
+export function slidingWindowDecision(limit: { readonly limit: number; readonly windowMs: number }, current: RateLog | undefined, nowMs: number): RateLimitVerdict {
+  const slotMs = rateSlotMs(limit);
+  // A slot counts while its last millisecond is inside the window.
+  const live = (current?.slots ?? []).filter(([start]) => start + slotMs - 1 > nowMs - limit.windowMs);
+  const used = live.reduce((sum, [, calls]) => sum + calls, 0);
+  if (used >= limit.limit) {
+    // The earliest moment enough of the oldest slots have left the window for one more call.
+    let freed = 0;
+    let retryAt = nowMs + 1;
+    for (const [start, calls] of live) {
+      freed += calls;
+      retryAt = start + slotMs - 1 + limit.windowMs;
+      if (used - freed < limit.limit) break;
+    }
+    return { allowed: false, retryAfterMs: Math.max(1, retryAt - nowMs), log: { slots: live } };
+  }
+  const newest = live.at(-1);
+  const slot = Math.max(nowMs - (nowMs % slotMs), newest?.[0] ?? Number.NEGATIVE_INFINITY);
+  const slots = newest !== undefined && newest[0] === slot ? [...live.slice(0, -1), [slot, newest[1] + 1] as const] : [...live, [slot, 1] as const];
+  return { allowed: true, log: { slots } };
 }
 
 /** What decides which rate limits apply to a call. */
