@@ -81,6 +81,16 @@ describe('jetStreamEventStore', () => {
     expect(storedAppendSchema(Event).safeParse({ events: [] }).success).toBe(false);
   });
 
+  it('with trusted appends and its own message ids: stores unvalidated events, validates them on read, and a duplicate id is a version conflict', async () => {
+    const store = jetStreamEventStore(m, { stream, subjectOf, schema: Event, trustAppends: true, msgIdOf: (id, version) => `${id}:${version}` });
+    const first = await store.appendToStream('trusted', [counted(1)], { expectedVersion: 0 });
+    // Another decision under an id already used: JetStream drops it as a duplicate, the store says version conflict.
+    const reused = jetStreamEventStore(m, { stream, subjectOf, schema: Event, trustAppends: true, msgIdOf: () => 'trusted:0' });
+    expect(isVersionConflict(await reused.appendToStream('trusted', [counted(2)], { expectedVersion: first.nextExpectedVersion }).catch((error: unknown) => error))).toBe(true);
+    await store.appendToStream('trusted', [{ type: 'Counted', data: { by: 1.5 } }], { expectedVersion: first.nextExpectedVersion });
+    await expect(store.readStream('trusted')).rejects.toMatchObject({ code: 'INTERNAL' });
+  });
+
   it('reads a long stream across direct-get batches', async () => {
     const store = jetStreamEventStore(m, { stream, subjectOf, schema: Event });
     let version = 0;

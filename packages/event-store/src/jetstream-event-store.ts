@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex, ToolplaneError } from '@toolplane/contracts';
 import { appendToSubject, isSubjectMovedOn, readSubject, type Messaging } from '@toolplane/messaging';
-import { versionConflict, type EventStore } from './event-store.js';
+import { isVersionConflict, versionConflict, type EventStore } from './event-store.js';
 
 /** Where a JetStream event store keeps its aggregates: a stream (declared with direct gets allowed) and a subject per id. */
 export interface JetStreamEventStoreOptions<S extends z.ZodType> {
@@ -13,6 +13,16 @@ export interface JetStreamEventStoreOptions<S extends z.ZodType> {
   readonly schema: S;
   /** Deadline of one append's acknowledgement; default the connection's. */
   readonly timeoutMs?: number;
+  /**
+   * Events built by the aggregate's own decider from values already validated are not validated again on append
+   * (they still are on read); default false. For a hot path whose events are large.
+   */
+  readonly trustAppends?: boolean;
+  /**
+   * The message id of an append, when hashing the canonical JSON of large events costs too much: it must differ
+   * between two different decisions at the same version (default: derived from subject, version and events).
+   */
+  readonly msgIdOf?: (streamId: string, expectedVersion: number, events: readonly z.output<S>[]) => string;
 }
 
 /**
@@ -33,6 +43,7 @@ export function storedAppendSchema<S extends z.ZodType>(schema: S) {
  */
 export function jetStreamEventStore<S extends z.ZodType>(m: Messaging, options: JetStreamEventStoreOptions<S>): EventStore<z.output<S>> {
   const envelope = storedAppendSchema(options.schema);
+  const appended = options.trustAppends === true ? storedAppendSchema(z.custom<z.output<S>>()) : envelope;
   return {
     async readStream(streamId, read = {}) {
       const log = await readSubject(m, {
@@ -51,15 +62,18 @@ export function jetStreamEventStore<S extends z.ZodType>(m: Messaging, options: 
       try {
         const ack = await appendToSubject(m, {
           subject,
-          schema: envelope,
-          message: message as z.input<typeof envelope>,
+          schema: appended,
+          message,
           expectedLastSequence: append.expectedVersion,
-          msgId: sha256Hex(`${subject}\n${append.expectedVersion}\n${canonicalJson(message)}`),
+          msgId: options.msgIdOf?.(streamId, append.expectedVersion, events) ?? sha256Hex(`${subject}\n${append.expectedVersion}\n${canonicalJson(message)}`),
           ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
           ...(append.signal === undefined ? {} : { signal: append.signal }),
         });
+        // A duplicate is an earlier copy of this append, already stored: the stream has moved on from the version.
+        if (ack.duplicate) throw versionConflict(streamId, append.expectedVersion);
         return { nextExpectedVersion: ack.seq };
       } catch (error) {
+        if (isVersionConflict(error)) throw error;
         if (isSubjectMovedOn(error)) throw versionConflict(streamId, append.expectedVersion, error);
         throw error;
       }
