@@ -17,8 +17,8 @@ export const approvalOperations = {
   consume: 'consume',
 } as const;
 
-/** An approval as the approval service shows it (its stored form without bookkeeping such as the outbox). */
-export const ApprovalView = Approval.omit({ outbox: true });
+/** An approval as the approval service shows it. */
+export const ApprovalView = Approval;
 export type ApprovalView = z.infer<typeof ApprovalView>;
 
 /** Lists the scope's approvals, newest request first, optionally in one state; `after` is the previous page's `next`. */

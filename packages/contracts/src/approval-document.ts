@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { ApprovalOutcomeEvent, Approvers } from './approval-events.js';
+import { Approvers } from './approval-events.js';
 import { RiskClass, SideEffectClass } from './classification.js';
 import { AgentRevision, ExternalId, InvocationId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolCallId, ToolId, ToolVersion, Uuid, WorkspaceId, boundedText } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
 import { ApprovalState } from './states.js';
 
 /**
- * One approval (collection `approvals`): lets exactly one invocation, identified by its request hash, of exactly
- * one tool version run, once. Decided by an authorised human other than the requester, before it expires.
+ * One approval: lets exactly one invocation, identified by its request hash, of exactly one tool version run, once.
+ * Decided by an authorised human other than the requester, before it expires. Folded from the approval's stream
+ * (`approvalStream`); the approval service's read model `approvals` holds it as folded.
  */
 export const Approval = z.object({
   approvalId: Uuid,
@@ -35,16 +36,11 @@ export const Approval = z.object({
   consumedAt: IsoDateTime.optional(),
   /** Why the approval is Voided: what happened to the tool version it is bound to. */
   voidReason: DescriptorRetirementReason.optional(),
-  /**
-   * Events of transitions not yet confirmed published (a transactional outbox): written in the same guarded write
-   * as the transition, cleared once published, republished by a sweeper if the writer died in between.
-   */
-  outbox: z.array(ApprovalOutcomeEvent).max(8).optional(),
   correlationId: ExternalId,
   flowRunId: ExternalId.optional(),
   workItemId: ExternalId.optional(),
   updatedAt: IsoDateTime,
-  /** Incremented by every transition; the compare-and-set guard. */
+  /** How many recorded changes the approval has had, its request included (1 while Pending). */
   version: z.number().int().positive(),
 });
 export type Approval = z.infer<typeof Approval>;

@@ -1,2 +1,2 @@
-export { collections, type StoredApproval } from './collections.js';
+export { collections, type StoredApproval } from './adapters/collections.js';
 export { approvalConfig, approvalConsumers, approvalService } from './service.js';

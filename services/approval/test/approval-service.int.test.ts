@@ -1,6 +1,6 @@
-// Two replicas of the approval service against real NATS and FerretDB (one database, one events stream), driven
-// the way production drives them: the adapter's ApprovalRequested on the stream, humans through the CLI, the
-// adapter's consume over request/reply, the registry's events on the stream.
+// Two replicas of the approval service against real NATS and FerretDB (one database, one events stream, one approval
+// stream), driven the way production drives them: the adapter's ApprovalRequested on the stream, humans through the
+// CLI, the adapter's consume over request/reply, the registry's events on the stream.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,8 @@ import { base64url, SignJWT } from 'jose';
 import {
   ApprovalReply,
   ApprovalRequested,
+  ApprovalStreamEvent,
+  ApproveApprovalRequest,
   ConsumeApprovalRequest,
   LifecycleEvent,
   ToolDescriptorRetired,
@@ -20,21 +22,24 @@ import {
   hasErrorCode,
   streams,
   subjectOfEvent,
+  approvalStream,
+  approvalStreamSubject,
   type Approval,
   type ApprovalOutcomeEvent,
   type EventType,
   type OperatorClaims,
   type Scope,
 } from '@toolplane/contracts';
-import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { runCli } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
-import { compareAndSet, connectStore, type Store, type StoreCollection } from '@toolplane/store';
+import { jetStreamEventStore } from '@toolplane/event-store';
+import { connectStore, type Store, type StoreCollection } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { approvalService } from '../src/mod.js';
-import { approvals, type StoredApproval } from '../src/collections.js';
-import { approvalEventId } from '../src/event-ids.js';
+import { approvals, type StoredApproval } from '../src/adapters/collections.js';
+import { approvalEventId } from '../src/core/event-ids.js';
 
 const scope = testScope('approval');
 const deadlineMs = 20_000;
@@ -59,7 +64,6 @@ beforeAll(async () => {
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
     TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ acme: [acmeKey.publicJwk], globex: [globexKey.publicJwk] }),
     APPROVAL_SWEEP_INTERVAL_MS: '150',
-    APPROVAL_OUTBOX_GRACE_MS: '1500',
   };
   // Two replicas over one database and one stream: every race below is a race between them.
   replicas = [await startService(approvalService, { ...env, INSTANCE_ID: 'replica-a' }), await startService(approvalService, { ...env, INSTANCE_ID: 'replica-b' })];
@@ -157,12 +161,25 @@ async function lastEvent(where: Scope, type: EventType): Promise<LifecycleEvent>
   return LifecycleEvent.parse(message.json());
 }
 
-/** Waits until an approval's outbox is empty: every event of its transitions is on the stream. */
+/** Whether a consumer of the approval stream has handled everything appended so far. */
+async function drained(consumer: string): Promise<boolean> {
+  const info = await messaging.manager.consumers.info(approvalStream.name, consumer);
+  return info.num_pending === 0 && info.num_ack_pending === 0;
+}
+
+/** Waits until the read model shows an approval in a state and the relay has published every event appended. */
 async function settled(approvalId: string, state: Approval['state']): Promise<StoredApproval> {
   return waitFor(`approval ${approvalId} ${state} with its events published`, async () => {
     const document = await stored(approvalId);
-    return document !== null && document.state === state && (document.outbox ?? []).length === 0 ? document : undefined;
+    return document !== null && document.state === state && (await drained('approval-events')) ? document : undefined;
   });
+}
+
+/** How many appends the approval's own stream holds. */
+async function appends(approvalId: string): Promise<number> {
+  const subject = approvalStreamSubject(approvalId);
+  const info = await messaging.manager.streams.info(approvalStream.name, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
 }
 
 function operatorClaims(where: Scope, overrides: Partial<OperatorClaims> = {}): OperatorClaims {
@@ -227,6 +244,7 @@ describe('approval service, two replicas', () => {
     });
     expect(await collection.raw.countDocuments({ approvalId: event.data.approvalId })).toBe(1);
     expect((await stored(event.data.approvalId))?.version).toBe(1);
+    expect(await appends(event.data.approvalId)).toBe(1);
 
     const token = await operatorToken(where, { roles: [] });
     const listed = await cli(where, ['--json', 'approvals', 'list', '--state', 'pending'], { TOOLPLANE_TOKEN: token });
@@ -254,7 +272,7 @@ describe('approval service, two replicas', () => {
     expect(run.stdout + run.stderr).not.toContain(token);
 
     const document = await settled(event.data.approvalId, 'Granted');
-    expect(document).toMatchObject({ decidedBy: 'user:alice@acme.example', reason: 'checked with the owner', version: 3 });
+    expect(document).toMatchObject({ decidedBy: 'user:alice@acme.example', reason: 'checked with the owner', version: 2 });
     expect(await eventCount(where, 'ApprovalGranted')).toBe(1);
     const granted = await lastEvent(where, 'ApprovalGranted');
     expect(granted).toMatchObject({
@@ -266,7 +284,8 @@ describe('approval service, two replicas', () => {
     // The same human approving again (a retried command) is told it is done, and nothing is emitted again.
     const again = await cli(where, ['approvals', 'approve', event.data.approvalId], { TOOLPLANE_TOKEN: token });
     expect(again.code, again.stderr).toBe(0);
-    expect((await stored(event.data.approvalId))?.version).toBe(3);
+    expect(await appends(event.data.approvalId)).toBe(2);
+    expect((await stored(event.data.approvalId))?.version).toBe(2);
     expect(await eventCount(where, 'ApprovalGranted')).toBe(1);
   });
 
@@ -325,7 +344,8 @@ describe('approval service, two replicas', () => {
     const events = await Promise.all([0, 1, 2].map(() => requestApproval(where, { expiresInMs: 1_500 })));
     for (const event of events) {
       const document = await settled(event.data.approvalId, 'Expired');
-      expect(document.version).toBe(3);
+      expect(document.version).toBe(2);
+      expect(await appends(event.data.approvalId)).toBe(2);
     }
     expect(await eventCount(where, 'ApprovalExpired')).toBe(events.length);
     const expired = await lastEvent(where, 'ApprovalExpired');
@@ -438,12 +458,59 @@ describe('approval service, two replicas', () => {
     expect((await stored(otherVersion.data.approvalId))?.state).toBe('Pending');
   });
 
-  it('republishes a transition’s events whose writer died before publishing them', async () => {
+  it('lets exactly one of humans deciding the same approval at once on both replicas win', async () => {
+    const where = freshScope();
+    const events = await Promise.all([0, 1, 2].map(() => requestApproval(where)));
+    const deciders = ['user:alice@acme.example', 'user:erin@acme.example', 'user:frank@acme.example', 'user:gina@acme.example'];
+    const tokens = await Promise.all(deciders.map((principal) => operatorToken(where, { principal })));
+    for (const event of events) await appeared(event);
+    const outcomes = await Promise.all(
+      events.map((event) =>
+        Promise.all(
+          tokens.map((token) =>
+            codeOf(
+              request(messaging, {
+                subject: commandSubject(where, 'approval', 'approve'),
+                requestSchema: ApproveApprovalRequest,
+                replySchema: ApprovalReply,
+                body: { approvalId: event.data.approvalId },
+                headers: bearerHeaders(token),
+                timeoutMs: 15_000,
+              }),
+            ),
+          ),
+        ),
+      ),
+    );
+    for (const codes of outcomes) expect([...codes].sort()).toEqual(['CONFLICT', 'CONFLICT', 'CONFLICT', 'OK']);
+    for (const event of events) {
+      await settled(event.data.approvalId, 'Granted');
+      expect(await appends(event.data.approvalId)).toBe(2);
+    }
+    expect(await eventCount(where, 'ApprovalGranted')).toBe(events.length);
+  });
+
+  it('shows an approval from its stream at once after a command, before the read model has it', async () => {
+    const where = freshScope();
+    const event = await requestApproval(where);
+    await appeared(event);
+    const token = await operatorToken(where);
+    const approved = await cli(where, ['approvals', 'approve', event.data.approvalId], { TOOLPLANE_TOKEN: token });
+    expect(approved.code, approved.stderr).toBe(0);
+    // No wait for the projector: show reads the record.
+    const shown = await cli(where, ['--json', 'approvals', 'show', event.data.approvalId], { TOOLPLANE_TOKEN: token });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'Granted', decidedBy: 'user:alice@acme.example', version: 2 });
+  });
+
+  it('publishes what a writer appended even when it died right after the append, once however often it is relayed', async () => {
     const where = freshScope();
     const event = await requestApproval(where);
     const document = await appeared(event);
-    // What a replica leaves behind when it dies right after its compare-and-set: Granted, the event still in the outbox.
-    const decidedAt = new Date(Date.now() - 60_000).toISOString();
+    // What a replica leaves behind when it dies right after its append: Granted on the approval stream, nothing else.
+    const store = jetStreamEventStore(messaging, { stream: approvalStream.name, subjectOf: approvalStreamSubject, schema: ApprovalStreamEvent });
+    const { version } = await store.readStream(document.approvalId);
+    const decidedAt = new Date().toISOString();
     const orphan: ApprovalOutcomeEvent = {
       type: 'ApprovalGranted',
       data: { approvalId: document.approvalId, requestHash: document.requestHash, decidedBy: 'user:alice@acme.example' },
@@ -459,14 +526,12 @@ describe('approval service, two replicas', () => {
         toolVersion: document.toolVersion,
       },
     };
-    const written = await compareAndSet(collection, {
-      id: document.approvalId,
-      expect: { version: document.version, state: 'Pending' },
-      set: { state: 'Granted', decidedBy: 'user:alice@acme.example', decidedAt, updatedAt: decidedAt, outbox: [orphan] },
-    });
-    expect(written.ok).toBe(true);
-    await settled(document.approvalId, 'Granted');
+    await store.appendToStream(document.approvalId, [orphan], { expectedVersion: version });
+    expect(await settled(document.approvalId, 'Granted')).toMatchObject({ decidedBy: 'user:alice@acme.example', decidedAt, version: 2 });
     expect(await eventCount(where, 'ApprovalGranted')).toBe(1);
     expect((await lastEvent(where, 'ApprovalGranted')).metadata.eventId).toBe(orphan.metadata.eventId);
+    // A relay redelivered after it had published (its ack lost) sends the same id again: the copy is dropped.
+    await publish(messaging, { subject: subjectOfEvent(orphan), schema: LifecycleEvent, message: orphan, msgId: eventMsgId(orphan) });
+    expect(await eventCount(where, 'ApprovalGranted')).toBe(1);
   });
 });

@@ -18,9 +18,9 @@ import {
 } from '@toolplane/contracts';
 import { verifyOperator, type TokenVerifier } from '@toolplane/auth';
 import { serve, type RequestContext, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
-import type { Decider } from './approval-core.js';
-import { runCommand, type ApprovalRuntime } from './approval-runtime.js';
-import { findApproval, listApprovals } from './approval-store.js';
+import { listApprovals } from '../adapters/approval-read-model.js';
+import type { CommandMetadata, DecidingHuman } from '../core/approval-decider.js';
+import { readApproval, runCommand, type ApprovalRuntime } from './approval-runtime.js';
 
 type Operation = keyof typeof approvalCommandSchemas;
 interface Requests {
@@ -44,38 +44,47 @@ function operatorOf(verifier: TokenVerifier, scope: Scope, context: RequestConte
   return verifyOperator(verifier, scope, context.headers);
 }
 
-function deciderOf(claims: OperatorClaims): Decider {
+function deciderOf(claims: OperatorClaims): DecidingHuman {
   return { principal: claims.principal, tenant: claims.tenant, workspaces: claims.workspaces, roles: claims.roles };
+}
+
+function metadataOf(runtime: ApprovalRuntime, scope: Scope, approvalId: string): CommandMetadata {
+  return { approvalId, scope, now: runtime.clock() };
 }
 
 /** The handlers of each operation, given the scope of the subject they were asked on. */
 function handlers(runtime: ApprovalRuntime, verifier: TokenVerifier): { [O in Operation]: Handler<O> } {
   return {
+    // The read model: the one operation that needs MongoDB (and may lag a command by a moment).
     list: async (request, scope, context) => {
       await operatorOf(verifier, scope, context);
       return listApprovals(runtime.approvals, scope, request, context.signal);
     },
+    // The record: an approval as its stream holds it, right after any command.
     show: async (request, scope, context) => {
       await operatorOf(verifier, scope, context);
-      const approval = await findApproval(runtime.approvals, scope, request.approvalId, context.signal);
+      const approval = await readApproval(runtime, scope, request.approvalId, context.signal);
       if (approval === null) throw new ToolplaneError('NOT_FOUND', `no approval ${request.approvalId} in ${scope.tenant}/${scope.workspace}`);
       return { approval };
     },
     approve: async (request, scope, context) => {
       const decider = deciderOf(await operatorOf(verifier, scope, context));
-      const { approval, changed } = await runCommand(runtime, scope, request.approvalId, { type: 'Approve', decider, reason: request.reason }, context.signal);
+      const command = { type: 'GrantApproval', data: { decider, reason: request.reason }, metadata: metadataOf(runtime, scope, request.approvalId) } as const;
+      const { approval, changed } = await runCommand(runtime, request.approvalId, command, context.signal);
       if (changed) runtime.logger.info({ approvalId: approval.approvalId, decidedBy: decider.principal }, 'approval granted');
       return { approval };
     },
     reject: async (request, scope, context) => {
       const decider = deciderOf(await operatorOf(verifier, scope, context));
-      const { approval, changed } = await runCommand(runtime, scope, request.approvalId, { type: 'Reject', decider, reason: request.reason }, context.signal);
+      const command = { type: 'RejectApproval', data: { decider, reason: request.reason }, metadata: metadataOf(runtime, scope, request.approvalId) } as const;
+      const { approval, changed } = await runCommand(runtime, request.approvalId, command, context.signal);
       if (changed) runtime.logger.info({ approvalId: approval.approvalId, decidedBy: decider.principal }, 'approval rejected');
       return { approval };
     },
     // The tool adapter's: NATS permissions decide who may publish on this subject; the binding decides the rest.
     consume: async (request, scope, context) => {
-      const { approval } = await runCommand(runtime, scope, request.approvalId, { type: 'Consume', requestHash: request.requestHash, toolVersion: request.toolVersion }, context.signal);
+      const command = { type: 'ConsumeApproval', data: { requestHash: request.requestHash, toolVersion: request.toolVersion }, metadata: metadataOf(runtime, scope, request.approvalId) } as const;
+      const { approval } = await runCommand(runtime, request.approvalId, command, context.signal);
       runtime.logger.info({ approvalId: approval.approvalId, invocationId: request.invocationId }, 'approval consumed');
       return { approval };
     },
