@@ -22,14 +22,6 @@ export function approvalStreamSubject(approvalId: string): string {
   return `${SUBJECT_PREFIX}.approval.${approvalId}`;
 }
 
-/** The approval id of a subject of the approval stream; undefined for any other subject. */
-export function approvalIdOfStreamSubject(subject: string): string | undefined {
-  const prefix = `${SUBJECT_PREFIX}.approval.`;
-  if (!subject.startsWith(prefix)) return undefined;
-  const id = Uuid.safeParse(subject.slice(prefix.length));
-  return id.success ? id.data : undefined;
-}
-
 /** The approval service's private stream of Approval aggregates. */
 export const approvalStream = {
   name: 'TOOLPLANE_APPROVALS',

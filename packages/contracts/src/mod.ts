@@ -36,7 +36,7 @@ export {
   Approvers,
 } from './approval-events.js';
 export { Approval } from './approval-document.js';
-export { ApprovalOpened, ApprovalStreamEvent, approvalIdOfStreamSubject, approvalStream, approvalStreamSubject } from './approval-stream.js';
+export { ApprovalOpened, ApprovalStreamEvent, approvalStream, approvalStreamSubject } from './approval-stream.js';
 export {
   AuditChainBreak,
   AuditChainBreakKind,
