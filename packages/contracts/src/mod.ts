@@ -246,6 +246,7 @@ export {
   registryOperations,
 } from './registry-commands.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';
+export { McpServerRecord, RegistryAggregateKind, ServerNameRecord, ToolDescriptorRecord, WatchLease, descriptorStreamId, parseRegistrySubject, registryStream, registrySubject, registryWatchBucket, serverNameStreamId, serverStreamId } from './registry-stream.js';
 export { SecretLeaseDenied, SecretLeased } from './secret-events.js';
 export { EncryptedEnvelope, SealedBox, SealingKeyId } from './sealed-secrets.js';
 export {
