@@ -26,14 +26,18 @@ export const rateCounterBucket: KvBucketSpec = {
 export const StoredRateLog = z.strictObject({
   slots: z.array(z.tuple([z.number().int(), z.number().int().positive()])).max(RATE_LOG_SLOTS + 1),
 });
+export type StoredRateLog = z.infer<typeof StoredRateLog>;
 
 // Lanes (and the logs they remember) kept for this many counters; an idle one beyond it is forgotten.
 const maxLanes = 10_000;
-// A batch whose write keeps losing to other replicas is re-decided this often, then refused as contended.
-const writeAttempts = 8;
+// A batch whose write keeps losing to other replicas is re-decided this often, then refused as contended; between
+// tries it waits a random while that grows, so two replicas writing one counter stop losing to each other in turn
+// (and the calls that arrive meanwhile join the next batch).
+const writeAttempts = 16;
+const maxBackoffMs = 20;
 
-/** The key of a counter: counter keys hold `|`, `*` and ids, which KV keys do not allow. */
-function entryKey(counterKey: string): string {
+/** The bucket key of a counter: counter keys hold `|`, `*` and ids, which KV keys do not allow. */
+export function rateCounterEntryKey(counterKey: string): string {
   return Buffer.from(counterKey, 'utf8').toString('base64url');
 }
 
@@ -59,10 +63,10 @@ class Lane {
 
 /** Loads and advances rate-limit counters. */
 export class RateCounters {
-  readonly #kv: TypedKv<z.output<typeof StoredRateLog>>;
+  readonly #kv: TypedKv<StoredRateLog>;
   readonly #lanes = new Map<string, Lane>();
 
-  constructor(kv: TypedKv<z.output<typeof StoredRateLog>>) {
+  constructor(kv: TypedKv<StoredRateLog>) {
     this.#kv = kv;
   }
 
@@ -117,15 +121,18 @@ export class RateCounters {
 
   async #known(lane: Lane, key: string, signal?: AbortSignal): Promise<Known> {
     if (lane.known !== undefined) return lane.known;
-    lane.reading ??= this.#kv
-      .get(entryKey(key), signal ? { signal } : {})
-      .then((found) => {
-        const known = found === undefined ? { log: { slots: [] }, revision: 0 } : { log: found.value, revision: found.revision };
+    lane.reading ??= this.#read(key, signal)
+      .then((known) => {
         lane.known ??= known;
         return lane.known;
       })
       .finally(() => (lane.reading = undefined));
     return lane.reading;
+  }
+
+  async #read(key: string, signal?: AbortSignal): Promise<Known> {
+    const found = await this.#kv.get(rateCounterEntryKey(key), signal ? { signal } : {});
+    return found === undefined ? { log: { slots: [] }, revision: 0 } : { log: found.value, revision: found.revision };
   }
 
   /** Decides and writes the lane's waiting calls in batches until none waits. */
@@ -148,8 +155,8 @@ export class RateCounters {
   }
 
   async #countBatch(lane: Lane, key: string, batch: readonly Waiter[]): Promise<boolean[]> {
+    let known = await this.#known(lane, key);
     for (let attempt = 1; attempt <= writeAttempts; attempt += 1) {
-      const known = await this.#known(lane, key);
       let log = known.log;
       const counted = batch.map(({ update }) => {
         const verdict = slidingWindowDecision(update, log, update.atMs);
@@ -159,13 +166,15 @@ export class RateCounters {
       if (!counted.includes(true)) return counted;
       try {
         const value = { slots: log.slots.map(([start, calls]) => [start, calls] as [number, number]) };
-        const revision = known.revision === 0 ? await this.#kv.create(entryKey(key), value) : await this.#kv.update(entryKey(key), value, known.revision);
+        const revision = known.revision === 0 ? await this.#kv.create(rateCounterEntryKey(key), value) : await this.#kv.update(rateCounterEntryKey(key), value, known.revision);
         lane.known = { log, revision };
         return counted;
       } catch (error) {
         if (!hasErrorCode(error) || error.code !== 'CONFLICT') throw error;
-        // Another replica counted first: read what it left and decide again.
-        lane.known = undefined;
+        // Another replica counted first: read what it left (afresh: a read in flight may predate its write) and decide again.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, maxBackoffMs)));
+        known = await this.#read(key);
+        lane.known = known;
       }
     }
     throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counter is too contended across replicas; retrying');
