@@ -168,6 +168,22 @@ describe('a write through one replica, seen by another', () => {
   });
 });
 
+describe('an entry written around its contract', () => {
+  it('fails closed: an unreadable tenant policy denies the whole tenant, an unreadable profile is no profile', { timeout: 30_000 }, async () => {
+    const other = `t${randomUUID().slice(0, 8)}`;
+    const scope: Scope = { tenant: other, workspace: 'w_bad' };
+    const profileKey = `${other}.w_bad.${Buffer.from(agentId).toString('base64url')}`;
+    const policyAck = await replicaA.messaging.jetstream.publish(`$KV.${replicaA.buckets.policies.bucket}.${other}`, '{"tenant":1}');
+    const profileAck = await replicaA.messaging.jetstream.publish(`$KV.${replicaA.buckets.profiles.bucket}.${profileKey}`, '{"agentId":1}');
+    expect(await replicaB.copy.caughtUp('policies', policyAck.seq, { timeoutMs: 10_000 })).toBe(true);
+    expect(await replicaB.copy.caughtUp('profiles', profileAck.seq, { timeoutMs: 10_000 })).toBe(true);
+    const policy = await replicaB.copy.tenantPolicy(other, new Date());
+    expect(policy.killSwitches).toEqual([expect.objectContaining({ target: 'TENANT', reason: expect.stringMatching(/^the stored tenant policy cannot be read: /) as unknown })]);
+    expect(await replicaB.copy.agentProfile(scope.tenant, scope.workspace, agentId)).toBeUndefined();
+    expect(replicaB.problems.some((problem) => problem.includes(other))).toBe(true);
+  });
+});
+
 describe('a running adapter replica', () => {
   let adapter: RunningService;
   let tenantKey: SigningKeyPair;
