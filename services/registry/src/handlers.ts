@@ -12,7 +12,7 @@ import { verifyOperator, type OperatorRequirement, type TokenVerifier } from '@t
 import { serve, type MessageHeaders, type Messaging, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import { getDescriptor, listServers, listTools } from './app/queries.js';
 import type { RegistryContext } from './app/registry-context.js';
-import { discoverServer, grantAuthenticationException, loadServer, registerServer, retireServer } from './app/server-commands.js';
+import { discoverServer, getServer, grantAuthenticationException, registerServer, retireServer } from './app/server-commands.js';
 import { bindTool, unbindTool } from './app/tool-commands.js';
 
 // Humans authenticate with an operator token of the subject's scope (`Authorization: Bearer …`, never logged); the
@@ -78,7 +78,7 @@ export const registryHandlers = [
   forOperators(registryOperations.grantException, registryCommandSchemas.grantException, platformAdmin, async (c, s, r, actor, signal) => ({
     server: await grantAuthenticationException(c, s, r, actor, signal),
   })),
-  forServices(registryOperations.getServer, registryCommandSchemas.getServer, async (c, s, r, signal) => ({ server: await loadServer(c, s, r.serverId, signal) })),
+  forServices(registryOperations.getServer, registryCommandSchemas.getServer, async (c, s, r, signal) => ({ server: await getServer(c, s, r.serverId, signal) })),
   forOperators(registryOperations.listServers, registryCommandSchemas.listServers, anyOperator, (c, s, r, _actor, signal) => listServers(c, s, r, signal)),
   forOperators(registryOperations.listTools, registryCommandSchemas.listTools, anyOperator, (c, s, r, _actor, signal) => listTools(c, s, r.serverId, signal)),
   forOperators(registryOperations.getDescriptor, registryCommandSchemas.getDescriptor, anyOperator, async (c, s, r, _actor, signal) => ({

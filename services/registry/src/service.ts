@@ -1,15 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { TrustedKeysSetting, descriptorKey, streams } from '@toolplane/contracts';
+import {
+  McpServerRecord,
+  ServerNameRecord,
+  ToolDescriptorRecord,
+  TrustedKeysSetting,
+  WatchLease,
+  registryStream,
+  registrySubject,
+  registryWatchBucket,
+  streams,
+} from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
+import { jetStreamEventStore } from '@toolplane/event-store';
+import { openKv } from '@toolplane/messaging';
 import { baseServiceConfig, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { lifecyclePublisher } from './adapters/lifecycle-publisher.js';
+import { readModelCatchUp } from './adapters/read-model-progress.js';
 import { createMcpGateway } from './adapters/mcp-gateway.js';
 import type { RegistryContext } from './app/registry-context.js';
-import { republishDescriptors, startWatcher } from './app/watcher.js';
-import { collections, mcpServers, toolDescriptors, watchLeases } from './collections.js';
+import { startWatcher } from './app/watcher.js';
+import { collections, mcpServers, toolDescriptors } from './collections.js';
 import { serveRegistry } from './handlers.js';
 import { createDescriptorPublisher } from './read-model/descriptor-publisher.js';
+import { publisherConsumer, readModelConsumer, startRegistryProjection } from './read-model/registry-projector.js';
 
 /** The registry service's settings. */
 export const registryConfig = baseServiceConfig({ httpPort: 7101 })
@@ -44,6 +59,9 @@ export const registryConfig = baseServiceConfig({ httpPort: 7101 })
     error: 'must exceed REGISTRY_HEALTH_INTERVAL_MS plus REGISTRY_HEALTH_TIMEOUT_MS, or watched servers would change hands every round',
   });
 
+// How long a list query waits for the read models to hold the changes committed before it.
+const readModelCatchUpMs = 2_000;
+
 /** The parsed settings of the registry. */
 export type RegistryConfig = z.infer<typeof registryConfig>;
 
@@ -51,10 +69,14 @@ export type RegistryConfig = z.infer<typeof registryConfig>;
 export const registryService: ServiceDefinition<RegistryConfig> = {
   name: 'registry',
   config: registryConfig,
-  streams: [streams.events],
+  streams: [streams.events, streams.deadLetters, registryStream],
+  consumers: [
+    { stream: registryStream.name, consumer: publisherConsumer },
+    { stream: registryStream.name, consumer: readModelConsumer },
+  ],
   collections,
   async start(service) {
-    const { config, logger, messaging, store, signal } = service;
+    const { config, logger, messaging, signal } = service;
     const onShutdown = (name: string, run: () => Promise<void>) => service.onShutdown(name, run);
     const instanceId = `${config.INSTANCE_ID ?? hostname()}-${randomUUID().slice(0, 8)}`;
     const mcpLog = logger.child({ component: 'mcp' });
@@ -66,28 +88,33 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
       onStderr: (serverId, text) => mcpLog.debug({ serverId, bytes: text.length }, 'stdio server wrote to stderr'),
     });
     onShutdown('mcp', () => mcp.close());
-    const outboxLog = logger.child({ component: 'outbox' });
-    const readModelLog = logger.child({ component: 'read-model' });
+    const publishLog = logger.child({ component: 'publication' });
+    const store = <S extends Parameters<typeof jetStreamEventStore>[1]['schema']>(kind: 'server' | 'descriptor' | 'name', schema: S) =>
+      jetStreamEventStore(messaging, { stream: registryStream.name, subjectOf: (streamId) => registrySubject(kind, streamId), schema });
     const context: RegistryContext = {
-      outbox: { messaging, onError: (err, document) => outboxLog.warn({ err, documentId: document._id }, 'publishing events failed; the sweeper will retry') },
-      servers: store.collection(mcpServers),
-      descriptors: store.collection(toolDescriptors),
+      stores: { servers: store('server', McpServerRecord), descriptors: store('descriptor', ToolDescriptorRecord), names: store('name', ServerNameRecord) },
+      readModels: { servers: service.store.collection(mcpServers), descriptors: service.store.collection(toolDescriptors) },
+      readModelsCaughtUp: readModelCatchUp(messaging, registryStream.name, readModelConsumer.durableName, readModelCatchUpMs),
       mcp,
+      publishEvents: lifecyclePublisher(messaging),
       publishDescriptor: await createDescriptorPublisher(messaging, signal),
       now: () => new Date().toISOString(),
       newId: () => randomUUID(),
       failureThreshold: config.REGISTRY_HEALTH_FAILURE_THRESHOLD,
-      onReadModelError: (err, descriptor) =>
-        readModelLog.warn({ err, key: descriptorKey(descriptor, descriptor.toolId, descriptor.toolVersion) }, 'writing the descriptor read model failed; the next sweep rewrites it'),
+      onPublishError: (err, what) => publishLog.warn({ err, what }, 'publishing after an append failed; the publisher consumer publishes it from the record'),
     };
 
-    // Rebuilds a lost or new bucket from the store; runs beside the responders, not before them.
-    republishDescriptors(context, signal).then(
-      (count) => readModelLog.info({ count }, 'descriptor read model refreshed'),
-      (err: unknown) => {
-        if (!signal.aborted) readModelLog.error({ err }, 'refreshing the descriptor read model failed');
+    const projectionLog = logger.child({ component: 'projection' });
+    const projection = await startRegistryProjection(messaging, context, {
+      signal,
+      onDiagnostic: (consumer, diagnostic) => {
+        if (diagnostic.type === 'dead_lettered' || diagnostic.type === 'dead_letter_failed') projectionLog.error({ consumer, type: diagnostic.type, reason: diagnostic.reason }, 'a registry append was given up on');
+        else projectionLog.warn({ consumer, type: diagnostic.type, err: 'error' in diagnostic ? diagnostic.error : undefined }, 'registry projection trouble');
       },
-    );
+    });
+    onShutdown('projection', async () => {
+      await Promise.all(projection.map((handle) => handle.stop({ graceMs: 2_000 })));
+    });
 
     if (config.REGISTRY_WATCH === 'on') {
       const watcher = startWatcher(context, {
@@ -97,7 +124,7 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
         discoveryIntervalMs: config.REGISTRY_DISCOVERY_INTERVAL_MS,
         leaseMs: config.REGISTRY_WATCH_LEASE_MS,
         concurrency: 8,
-        leases: store.collection(watchLeases),
+        leases: await openKv(messaging, registryWatchBucket, WatchLease, { signal }),
         logger: logger.child({ component: 'watcher', instanceId }),
         nowMs: () => Date.now(),
       });

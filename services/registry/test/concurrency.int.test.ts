@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type McpServerRegistered, registryCommandSchemas } from '@toolplane/contracts';
+import { McpServerRecord, registryCommandSchemas, registryStream, registrySubject, serverStreamId } from '@toolplane/contracts';
+import { handleCommand, jetStreamEventStore } from '@toolplane/event-store';
 import { realServerPath } from '@toolplane/mcp/testing';
 import type { Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
-import { compareAndSet, connectStore, type Store } from '@toolplane/store';
+import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
 import { mcpServers } from '../src/collections.js';
+import { serverDecider } from '../src/core/server-aggregate.js';
 import { call, connectClient, eventually, freshScope, startRegistry, storedEvents } from './harness.js';
 
-// Commands that race on two replicas (the queue group spreads them) and a crash between a committed change and its
-// publication: each change is applied and emitted exactly once.
+// Commands that race on two replicas (the queue group spreads them) and a crash between an append and its
+// publication: each change is decided by exactly one winner, recorded once and emitted once.
 
 const scope = testScope('registry_race');
 const replicas: RunningService[] = [];
@@ -65,27 +67,42 @@ describe('racing commands', () => {
   });
 });
 
-describe('the event outbox', () => {
-  it('publishes, once, events a crash left unpublished after their change was committed', async () => {
-    const tenantScope = freshScope('outbox');
-    const { server } = await call(client, tenantScope, 'register', schemas.register, { name: 'crashy', stdio: everythingStdio });
-    // As if a replica committed a change and died before publishing: the event waits in the document's outbox.
-    const stranded: McpServerRegistered = {
-      type: 'McpServerRegistered',
-      data: { serverId: server.serverId, name: 'crashy', direction: 'Consumed', transport: 'Stdio', authentication: 'None', governancePolicyRef: 'stranded' },
-      metadata: { eventId: '8f14e45f-ceea-467f-a8c1-2f0f3a1e7d11', tenant: tenantScope.tenant, workspace: tenantScope.workspace, occurredAt: new Date().toISOString() },
-    };
-    const servers = store.collection(mcpServers);
-    const current = await servers.raw.findOne({ _id: server.serverId });
-    const written = await compareAndSet(servers, { id: server.serverId, expect: { version: current!.version }, set: { outbox: [JSON.stringify(stranded)] } });
-    expect(written.ok).toBe(true);
+describe('racing registrations of one name', () => {
+  it('give the name to exactly one configuration, and a retired name to exactly one new server', async () => {
+    const tenantScope = freshScope('names');
+    const configs = Array.from({ length: 6 }, (_, i) => ({ name: 'contested', stdio: { ...everythingStdio, args: [...everythingStdio.args, `--variant=${i}`] } }));
+    const outcomes = await Promise.allSettled(configs.map((body) => call(client, tenantScope, 'register', schemas.register, body)));
+    const won = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    expect(won).toHaveLength(1);
+    expect(won[0]?.created).toBe(true);
+    expect(outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [(outcome.reason as { code?: string }).code] : []))).toEqual(Array(5).fill('CONFLICT'));
 
-    await eventually('the stranded event published', async () => {
-      const events = await storedEvents(client, tenantScope);
-      return events.some((event) => event.metadata.eventId === stranded.metadata.eventId) ? true : undefined;
-    });
-    await eventually('the outbox cleared', async () => ((await servers.raw.findOne({ _id: server.serverId }))?.outbox.length === 0 ? true : undefined));
-    const events = await storedEvents(client, tenantScope);
-    expect(events.filter((event) => event.metadata.eventId === stranded.metadata.eventId)).toHaveLength(1);
+    await call(client, tenantScope, 'retire', schemas.retire, { serverId: won[0]!.server.serverId });
+    const again = await Promise.all(Array.from({ length: 6 }, () => call(client, tenantScope, 'register', schemas.register, configs[0]!)));
+    expect(new Set(again.map((reply) => reply.server.serverId)).size).toBe(1);
+    expect(again.filter((reply) => reply.created)).toHaveLength(1);
+    expect(again[0]?.server.serverId).not.toBe(won[0]?.server.serverId);
+    const registered = (await storedEvents(client, tenantScope)).filter((event) => event.type === 'McpServerRegistered');
+    expect(registered).toHaveLength(2);
+  });
+});
+
+describe('an append whose publication was lost', () => {
+  it('is published once from the record, and shows in the read model', async () => {
+    const tenantScope = freshScope('lost');
+    const { server } = await call(client, tenantScope, 'register', schemas.register, { name: 'crashy', stdio: everythingStdio });
+    // As if a replica appended the retirement and died before publishing anything.
+    const servers = jetStreamEventStore(client, { stream: registryStream.name, subjectOf: (id) => registrySubject('server', id), schema: McpServerRecord });
+    const appended = await handleCommand(servers, serverDecider, serverStreamId(tenantScope, server.serverId), [{ type: 'RetireServer', reason: 'crashed', at: new Date().toISOString() }]);
+    expect(appended.newEvents).toHaveLength(1);
+
+    const retiredEvents = async () => (await storedEvents(client, tenantScope)).filter((event) => event.type === 'McpServerStateChanged' && event.data.to === 'Retired');
+    await eventually('the retirement published', async () => ((await retiredEvents()).length > 0 ? true : undefined));
+    await eventually('the read model retired', async () => ((await store.collection(mcpServers).raw.findOne({ _id: server.serverId }))?.state === 'Retired' ? true : undefined));
+    // A retried retire is done already: it emits nothing more.
+    expect((await call(client, tenantScope, 'retire', schemas.retire, { serverId: server.serverId })).server.state).toBe('Retired');
+    const retired = await retiredEvents();
+    expect(retired).toHaveLength(1);
+    expect(retired[0]?.data).toMatchObject({ reason: 'Retire: crashed', version: appended.nextExpectedVersion });
   });
 });

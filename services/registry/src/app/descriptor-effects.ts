@@ -1,41 +1,26 @@
-import type { McpCapabilitiesSnapshot, McpServer, ToolDefinitionChange, ToolDescriptor } from '@toolplane/contracts';
-import { changeAggregate } from '../adapters/aggregate-store.js';
-import type { StoredDescriptor } from '../collections.js';
-import { decideDescriptor, type DescriptorCommand } from '../core/descriptor-aggregate.js';
+import type { McpCapabilitiesSnapshot, ToolDefinitionChange } from '@toolplane/contracts';
+import type { DescriptorCommand } from '../core/descriptor-aggregate.js';
 import { definitionDrift } from '../core/discovery-diff.js';
-import { descriptorKind, publishToReadModel, toDescriptor, type Actor, type RegistryContext } from './registry-context.js';
+import { changeDescriptor, descriptorsOfServer, type LoadedServer } from './aggregates.js';
+import type { Actor, RegistryContext } from './registry-context.js';
 
 // What a server's change does to the descriptors bound to it: suspension on a changed definition, retirement when
-// a tool disappears or the server retires, health following the server's state.
+// a tool disappears or the server retires, health following the server's state. The server's record names the
+// tool ids its tools were bound under, so every descriptor version it affects is found in the record, not in a
+// read model that may lag; each version then decides against its own stream.
 
-/** The active descriptors bound to a server. */
-export async function activeDescriptorsOf(context: RegistryContext, server: Pick<McpServer, 'tenant' | 'workspace' | 'serverId'>, signal?: AbortSignal): Promise<ToolDescriptor[]> {
-  const documents = await context.descriptors.raw
-    .find({ tenant: server.tenant, workspace: server.workspace, mcpServerId: server.serverId, active: true }, { signal })
-    .toArray();
-  return documents.map((document) => toDescriptor(document as StoredDescriptor));
-}
-
-/** Applies one command to one descriptor version and refreshes the read model; returns it as it is now. */
-export async function changeDescriptor(context: RegistryContext, descriptor: ToolDescriptor, command: DescriptorCommand, who: Actor, signal?: AbortSignal) {
-  const changed = await changeAggregate(
-    context.outbox,
-    descriptorKind(context, who),
-    { tenant: descriptor.tenant, workspace: descriptor.workspace, toolId: descriptor.toolId, toolVersion: descriptor.toolVersion },
-    (state) => decideDescriptor(command, state),
-    { notFound: `no descriptor ${descriptor.toolId} version ${descriptor.toolVersion}`, ...(signal ? { signal } : {}) },
-  );
-  await publishToReadModel(context, changed.state, signal);
-  return changed;
+/** The active descriptor versions bound to a server's tools. */
+async function activeDescriptorsOf(context: RegistryContext, loaded: Pick<LoadedServer, 'server' | 'bindings'>, signal?: AbortSignal) {
+  return (await descriptorsOfServer(context, loaded, signal)).filter((descriptor) => descriptor.active);
 }
 
 /**
  * Suspends every active binding whose pinned definition the new snapshot contradicts (McpToolDefinitionChanged and
  * retirement for DefinitionChanged) and retires those whose tool disappeared (ToolRemoved).
  */
-export async function applyDefinitionDrift(context: RegistryContext, server: McpServer, snapshot: McpCapabilitiesSnapshot, who: Actor, signal?: AbortSignal): Promise<ToolDefinitionChange[]> {
+export async function applyDefinitionDrift(context: RegistryContext, loaded: Pick<LoadedServer, 'server' | 'bindings'>, snapshot: McpCapabilitiesSnapshot, who: Actor, signal?: AbortSignal): Promise<ToolDefinitionChange[]> {
   const changes: ToolDefinitionChange[] = [];
-  for (const drift of definitionDrift(snapshot, await activeDescriptorsOf(context, server, signal))) {
+  for (const drift of definitionDrift(snapshot, await activeDescriptorsOf(context, loaded, signal))) {
     const command: DescriptorCommand = { type: 'SuspendDescriptor', change: drift.change, definitionHash: drift.definitionHash, at: who.at };
     const changed = await changeDescriptor(context, drift.descriptor, command, who, signal);
     if (changed.events.length === 0) continue;
@@ -53,17 +38,17 @@ export async function applyDefinitionDrift(context: RegistryContext, server: Mcp
 }
 
 /** Marks the server's active descriptors healthy exactly while the server is Active. */
-export async function syncDescriptorHealth(context: RegistryContext, server: McpServer, who: Actor, signal?: AbortSignal): Promise<void> {
-  const healthy = server.state === 'Active';
-  for (const descriptor of await activeDescriptorsOf(context, server, signal)) {
+export async function syncDescriptorHealth(context: RegistryContext, loaded: Pick<LoadedServer, 'server' | 'bindings'>, who: Actor, signal?: AbortSignal): Promise<void> {
+  const healthy = loaded.server.state === 'Active';
+  for (const descriptor of await activeDescriptorsOf(context, loaded, signal)) {
     if (descriptor.healthy !== healthy) await changeDescriptor(context, descriptor, { type: 'SetDescriptorHealth', healthy, at: who.at }, who, signal);
   }
 }
 
 /** Retires every active descriptor of a retired server; returns how many it retired. */
-export async function retireDescriptorsOf(context: RegistryContext, server: McpServer, who: Actor, signal?: AbortSignal): Promise<number> {
+export async function retireDescriptorsOf(context: RegistryContext, loaded: Pick<LoadedServer, 'server' | 'bindings'>, who: Actor, signal?: AbortSignal): Promise<number> {
   let retired = 0;
-  for (const descriptor of await activeDescriptorsOf(context, server, signal)) {
+  for (const descriptor of await activeDescriptorsOf(context, loaded, signal)) {
     const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason: 'ServerRetired', at: who.at }, who, signal);
     if (changed.events.length > 0) retired++;
   }

@@ -1,20 +1,26 @@
 import {
+  McpServer,
+  ToolDescriptor,
   ToolplaneError,
-  compareToolVersions,
   type GetDescriptorRequest,
   type ListServersReply,
   type ListServersRequest,
   type ListToolsReply,
-  type McpServer,
   type McpServerSummary,
   type Scope,
-  type ToolDescriptor,
 } from '@toolplane/contracts';
 import { findPage } from '@toolplane/store';
-import type { StoredDescriptor, StoredServer } from '../collections.js';
 import { toolViews } from '../core/binding-view.js';
-import { toDescriptor, toServer, type RegistryContext } from './registry-context.js';
-import { loadServer } from './server-commands.js';
+import { descriptorVersions, descriptorsOfServer, loadServer, readDescriptor } from './aggregates.js';
+import type { RegistryContext } from './registry-context.js';
+
+// Queries of one aggregate (a server's tools, a descriptor) answer from the record, so a query right after a
+// command sees it; lists across a scope read the read models the projector folds, which may lag a little.
+
+function withoutId<T extends { _id: string }>(document: T): Omit<T, '_id'> {
+  const { _id, ...rest } = document;
+  return rest;
+}
 
 /** How a server is listed. */
 export function summarize(server: McpServer): McpServerSummary {
@@ -38,37 +44,44 @@ export function summarize(server: McpServer): McpServerSummary {
 
 /** A page of the scope's servers, oldest registration first. */
 export async function listServers(context: RegistryContext, scope: Scope, request: ListServersRequest, signal?: AbortSignal): Promise<ListServersReply> {
-  const page = await findPage(context.servers, {
+  await context.readModelsCaughtUp(signal);
+  const page = await findPage(context.readModels.servers, {
     filter: { tenant: scope.tenant, workspace: scope.workspace, ...(request.state === undefined ? {} : { state: request.state }) },
     sortBy: 'registeredAt',
     limit: request.limit,
     ...(request.after === undefined ? {} : { after: request.after }),
     ...(signal ? { signal } : {}),
   });
-  return { servers: page.items.map((document) => summarize(toServer(document as StoredServer))), next: page.next };
+  return { servers: page.items.map((document) => summarize(McpServer.parse(withoutId(document)))), next: page.next };
 }
 
 const maxServersListed = 500;
 
 /** The discovered tools of one server, or of every server of the scope that is not retired, with their binding state. */
 export async function listTools(context: RegistryContext, scope: Scope, serverId: string | undefined, signal?: AbortSignal): Promise<ListToolsReply> {
-  const servers =
-    serverId === undefined
-      ? (await context.servers.raw
-          .find({ tenant: scope.tenant, workspace: scope.workspace, state: { $ne: 'Retired' } }, { signal, sort: { registeredAt: 1 }, limit: maxServersListed })
-          .toArray()).map((document) => toServer(document as StoredServer))
-      : [await loadServer(context, scope, serverId, signal)];
+  if (serverId !== undefined) {
+    const loaded = await loadServer(context, scope, serverId, signal);
+    return { tools: toolViews(loaded.server, await descriptorsOfServer(context, loaded, signal)) };
+  }
+  await context.readModelsCaughtUp(signal);
+  const servers = (
+    await context.readModels.servers.raw
+      .find({ tenant: scope.tenant, workspace: scope.workspace, state: { $ne: 'Retired' } }, { signal, sort: { registeredAt: 1 }, limit: maxServersListed })
+      .toArray()
+  ).map((document) => McpServer.parse(withoutId(document)));
   if (servers.length === 0) return { tools: [] };
   const descriptors = (
-    await context.descriptors.raw.find({ tenant: scope.tenant, workspace: scope.workspace, mcpServerId: { $in: servers.map((server) => server.serverId) } }, { signal }).toArray()
-  ).map((document) => toDescriptor(document as StoredDescriptor));
+    await context.readModels.descriptors.raw.find({ tenant: scope.tenant, workspace: scope.workspace, mcpServerId: { $in: servers.map((server) => server.serverId) } }, { signal }).toArray()
+  ).map((document) => ToolDescriptor.parse(withoutId(document)));
   return { tools: servers.flatMap((server) => toolViews(server, descriptors)) };
 }
 
 /** One descriptor version, or the newest active one; NOT_FOUND otherwise. */
 export async function getDescriptor(context: RegistryContext, scope: Scope, request: GetDescriptorRequest, signal?: AbortSignal): Promise<ToolDescriptor> {
-  const filter = { tenant: scope.tenant, workspace: scope.workspace, toolId: request.toolId, ...(request.toolVersion === undefined ? { active: true } : { toolVersion: request.toolVersion }) };
-  const found = (await context.descriptors.raw.find(filter, { signal }).toArray()).map((document) => toDescriptor(document as StoredDescriptor)).sort(compareToolVersions).at(-1);
+  const found =
+    request.toolVersion === undefined
+      ? (await descriptorVersions(context, scope, request.toolId, signal)).filter((descriptor) => descriptor.active).at(-1)
+      : await readDescriptor(context, scope, request.toolId, request.toolVersion, signal);
   if (found === undefined) {
     throw new ToolplaneError('NOT_FOUND', request.toolVersion === undefined ? `no active version of ${request.toolId}` : `no descriptor ${request.toolId} version ${request.toolVersion}`);
   }

@@ -9,28 +9,23 @@ import {
   type RetireServerReply,
   type Scope,
   type ToolDefinitionChange,
+  serverNameStreamId,
+  serverStreamId,
+  sha256Hex,
 } from '@toolplane/contracts';
-import { changeAggregate, createAggregate } from '../adapters/aggregate-store.js';
-import type { StoredServer } from '../collections.js';
-import { assertDiscoverable, decideServer, decideServerAll, foldServer, type ServerCommand, type ServerRegistration } from '../core/server-aggregate.js';
+import { foldEvents, handleCommand, isVersionConflict } from '@toolplane/event-store';
+import { assertDiscoverable, decideServer, foldServer, type ServerRegistration } from '../core/server-aggregate.js';
+import { serverNameDecider } from '../core/server-name.js';
 import { buildSnapshot, type DiscoveredCapabilities } from '../core/snapshot.js';
-import { serverLifecycleEvents } from '../core/wire-events.js';
+import { changeServer, loadServer, readServer, recordedBy, serverAppendEvents } from './aggregates.js';
 import { applyDefinitionDrift, retireDescriptorsOf, syncDescriptorHealth } from './descriptor-effects.js';
-import { nameClaimOf, serverKind, toServer, type Actor, type RegistryContext } from './registry-context.js';
+import type { Actor, RegistryContext } from './registry-context.js';
 
-/** Loads a server of the scope; NOT_FOUND when there is none. */
-export async function loadServer(context: RegistryContext, scope: Scope, serverId: string, signal?: AbortSignal): Promise<McpServer> {
-  const document = await context.servers.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, serverId }, { signal });
-  if (document === null) throw new ToolplaneError('NOT_FOUND', `no MCP server ${serverId} in ${scope.tenant}/${scope.workspace}`);
-  return toServer(document);
-}
+const maxRegisterAttempts = 5;
 
-/** Applies commands to a server as one change. */
-export function changeServer(context: RegistryContext, scope: Scope, serverId: string, commands: (server: McpServer) => ServerCommand[], who: Actor, signal?: AbortSignal) {
-  return changeAggregate(context.outbox, serverKind(context, who), { tenant: scope.tenant, workspace: scope.workspace, serverId }, (server) => decideServerAll(commands(server), server), {
-    notFound: `no MCP server ${serverId} in ${scope.tenant}/${scope.workspace}`,
-    ...(signal ? { signal } : {}),
-  });
+/** A server of the scope as the record has it (the tool adapter's getServer); NOT_FOUND when there is none. */
+export async function getServer(context: RegistryContext, scope: Scope, serverId: string, signal?: AbortSignal): Promise<McpServer> {
+  return (await loadServer(context, scope, serverId, signal)).server;
 }
 
 /** What makes two registrations of a name the same registration (a retried register). */
@@ -69,16 +64,52 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
       throw new ToolplaneError('INVALID_ARGUMENT', `the stdio command ${JSON.stringify(registration.command.executable)} is not an executable file (give an absolute path, or a name on the registry's stdio PATH)`);
     }
   }
-  const server = foldServer(undefined, events) as McpServer;
-  const lifecycle = serverLifecycleEvents(events, server, { scope, aggregate: `server:${server.serverId}`, versionAfter: 1, at, actor: registration.registeredBy });
-  const document: StoredServer = { ...server, _id: server.serverId, nameClaim: nameClaimOf(server), outbox: [] };
-  const created = await createAggregate(context.outbox, { collection: context.servers, toState: toServer }, document, lifecycle, { tenant: scope.tenant, workspace: scope.workspace, nameClaim: server.name }, signal);
-  if (!created.created && registrationFingerprint(created.state) !== registrationFingerprint(server)) {
-    throw new ToolplaneError('CONFLICT', `a server named ${server.name} is registered already (${created.state.serverId}) with another configuration: retire it (in any state) to register the name anew`, {
-      details: { serverId: created.state.serverId },
+  const registrationHash = sha256Hex(registrationFingerprint(registration));
+  const nameId = serverNameStreamId(scope, registration.name);
+  const taken = (serverId: string) =>
+    new ToolplaneError('CONFLICT', `a server named ${registration.name} is registered already (${serverId}) with another configuration: retire it (in any state) to register the name anew`, {
+      details: { serverId },
     });
+  for (let attempt = 0; attempt < maxRegisterAttempts; attempt++) {
+    // Who holds the name now: a live holder with another configuration refuses, a retired one gives the name up.
+    const holderId = foldEvents(serverNameDecider, (await context.stores.names.readStream(nameId, signal ? { signal } : {})).events)?.serverId;
+    const holder = holderId === undefined ? undefined : await readServer(context, scope, holderId, signal);
+    if (holder !== undefined && holder.server.state !== 'Retired') {
+      if (registrationFingerprint(holder.server) !== registrationFingerprint(registration)) throw taken(holder.server.serverId);
+      return { server: holder.server, created: false };
+    }
+    const claim = await handleCommand(
+      context.stores.names,
+      recordedBy(serverNameDecider, actor),
+      nameId,
+      { type: 'ClaimServerName', name: registration.name, serverId: registration.serverId, registrationHash, retiredHolder: holder?.server.serverId, at },
+      signal ? { signal } : {},
+    );
+    const serverId = claim.newState?.serverId ?? registration.serverId;
+    // The name is this registration's (claimed now, or by a retried register, or by a writer that crashed before
+    // recording its server): the server of the claim is recorded once.
+    const existing = await readServer(context, scope, serverId, signal);
+    if (existing !== undefined) {
+      if (existing.server.state === 'Retired') continue;
+      return { server: existing.server, created: false };
+    }
+    const registered = events.map((event) => (event.type === 'ServerRegistered' ? { ...event, server: { ...event.server, serverId }, actor } : { ...event, actor }));
+    try {
+      const appended = await context.stores.servers.appendToStream(serverStreamId(scope, serverId), registered, { expectedVersion: 0, ...(signal ? { signal } : {}) });
+      const server = { ...(foldServer(undefined, registered) as McpServer), version: appended.nextExpectedVersion };
+      try {
+        await context.publishEvents(serverAppendEvents(server, registered, appended.nextExpectedVersion), signal);
+      } catch (error) {
+        context.onPublishError?.(error, `events of server ${serverId}`);
+      }
+      return { server, created: true };
+    } catch (error) {
+      if (!isVersionConflict(error)) throw error;
+      const winner = await loadServer(context, scope, serverId, signal);
+      return { server: winner.server, created: false };
+    }
   }
-  return { server: created.state, created: created.created };
+  throw new ToolplaneError('CONFLICT', `the name ${registration.name} kept changing hands under this registration; try again`, { retryable: true });
 }
 
 /** Records a discovery's outcome on a server, then suspends or retires the bindings it contradicts. */
@@ -95,7 +126,7 @@ export async function recordDiscovery(
     context,
     scope,
     serverId,
-    (server) => [
+    (server: McpServer) => [
       { type: 'RecordDiscovery', snapshot, at: who.at },
       // A successful handshake is also a successful health check: a Degraded server is back.
       ...(server.state === 'Degraded' ? [{ type: 'RecordHealthCheck', outcome: { ok: true }, failureThreshold: context.failureThreshold, at: who.at } as const] : []),
@@ -104,14 +135,14 @@ export async function recordDiscovery(
     signal,
   );
   const stateChanged = changed.events.some((event) => event.type === 'ServerStateChanged');
-  if (stateChanged) await syncDescriptorHealth(context, changed.state, who, signal);
-  const changes = await applyDefinitionDrift(context, changed.state, snapshot, who, signal);
-  return { server: changed.state, changes, stateChanged };
+  if (stateChanged) await syncDescriptorHealth(context, changed, who, signal);
+  const changes = await applyDefinitionDrift(context, changed, snapshot, who, signal);
+  return { server: changed.server, changes, stateChanged };
 }
 
 /** Handshake and discovery of a server on request: nothing changes when the server cannot be reached or answers garbage. */
 export async function discoverServer(context: RegistryContext, scope: Scope, serverId: string, actor: string, signal?: AbortSignal): Promise<DiscoverServerReply> {
-  const server = await loadServer(context, scope, serverId, signal);
+  const { server } = await loadServer(context, scope, serverId, signal);
   // Refused before any connection is made.
   assertDiscoverable(server);
   const found = await context.mcp.discover(server, signal);
@@ -122,11 +153,11 @@ export async function discoverServer(context: RegistryContext, scope: Scope, ser
 /** Retires a server (from any state; its name is free again for a new registration) and every descriptor bound to it. */
 export async function retireServer(context: RegistryContext, scope: Scope, serverId: string, reason: string | undefined, actor: string, signal?: AbortSignal): Promise<RetireServerReply> {
   const who = { actor, at: context.now() };
-  const changed = await changeServer(context, scope, serverId, () => [{ type: 'RetireServer', reason, at: who.at }], who, signal);
+  const changed = await changeServer(context, scope, serverId, [{ type: 'RetireServer', reason, at: who.at }], who, signal);
   // Also on a retried retire: descriptors a crash left active are retired now.
-  const retiredDescriptors = await retireDescriptorsOf(context, changed.state, who, signal);
-  await context.mcp.release(changed.state).catch(() => undefined);
-  return { server: changed.state, retiredDescriptors };
+  const retiredDescriptors = await retireDescriptorsOf(context, changed, who, signal);
+  await context.mcp.release(changed.server).catch(() => undefined);
+  return { server: changed.server, retiredDescriptors };
 }
 
 /**
@@ -136,6 +167,6 @@ export async function retireServer(context: RegistryContext, scope: Scope, serve
 export async function grantAuthenticationException(context: RegistryContext, scope: Scope, request: GrantAuthenticationExceptionRequest, grantedBy: string, signal?: AbortSignal): Promise<McpServer> {
   const at = context.now();
   const exception = { grantedBy, reason: request.reason, grantedAt: at, expiresAt: request.expiresAt };
-  const changed = await changeServer(context, scope, request.serverId, () => [{ type: 'GrantAuthenticationException', exception, at }], { actor: grantedBy, at }, signal);
-  return changed.state;
+  const changed = await changeServer(context, scope, request.serverId, [{ type: 'GrantAuthenticationException', exception, at }], { actor: grantedBy, at }, signal);
+  return changed.server;
 }

@@ -1,19 +1,19 @@
 import { ToolplaneError, compareToolVersions, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
-import { createAggregate } from '../adapters/aggregate-store.js';
-import type { StoredDescriptor } from '../collections.js';
 import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration } from '../core/descriptor-aggregate.js';
 import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
-import { descriptorLifecycleEvents } from '../core/wire-events.js';
-import { changeDescriptor } from './descriptor-effects.js';
-import { descriptorDocumentId, publishToReadModel, toDescriptor, type Actor, type RegistryContext } from './registry-context.js';
-import { changeServer, loadServer } from './server-commands.js';
+import { changeDescriptor, changeServer, createDescriptor, descriptorVersions, descriptorsOfServer, loadServer } from './aggregates.js';
+import type { Actor, RegistryContext } from './registry-context.js';
 
 const maxBindAttempts = 5;
 
-async function descriptorsWhere(context: RegistryContext, filter: Record<string, unknown>, signal?: AbortSignal): Promise<ToolDescriptor[]> {
-  const documents = await context.descriptors.raw.find(filter, { signal }).toArray();
-  return documents.map((document) => toDescriptor(document as StoredDescriptor)).sort(compareToolVersions);
+/** Writes a descriptor to the KV read model again (a bind answered with an existing version: a lost write is repaired). */
+async function refreshReadModel(context: RegistryContext, descriptor: ToolDescriptor, signal?: AbortSignal): Promise<void> {
+  try {
+    await context.publishDescriptor(descriptor, signal);
+  } catch (error) {
+    context.onPublishError?.(error, `read model of descriptor ${descriptor.toolId} version ${descriptor.toolVersion}`);
+  }
 }
 
 /**
@@ -28,7 +28,8 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
   const { toolId: requestedToolId, expectedDefinitionHash, actor: _actor, serverId: _server, toolName: _tool, ...declaration } = request;
   const bindingDeclaration: BindingDeclaration = declaration;
   for (let attempt = 0; attempt < maxBindAttempts; attempt++) {
-    let server = await loadServer(context, scope, serverId, signal);
+    const loaded = await loadServer(context, scope, serverId, signal);
+    const { server } = loaded;
     const tool = server.capabilities?.tools.find((candidate) => candidate.name === toolName);
     const refused = server.capabilities?.refusedTools?.find((candidate) => candidate.name === toolName);
     if (tool === undefined && refused !== undefined) {
@@ -46,46 +47,41 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
     const bind = (toolVersion: string, on = server) =>
       decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: bindingDeclaration, boundBy: who.actor, at: who.at }, undefined);
     const candidate = foldDescriptor(undefined, bind('0')) as ToolDescriptor;
-    const sameTool = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, mcpServerId: serverId, providerToolName: tool.name }, signal);
-    const sameId = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, toolId }, signal);
+    // Read from the record: this id's versions, and this tool's versions under any id its server recorded.
+    const sameId = await descriptorVersions(context, scope, toolId, signal);
+    const otherIds = new Set(loaded.bindings.filter((binding) => binding.toolName === tool.name && binding.toolId !== toolId).map((binding) => binding.toolId));
+    const others = (await descriptorsOfServer(context, { server, bindings: [...otherIds].map((id) => ({ toolName: tool.name, toolId: id })) }, signal));
+    const sameTool = [...sameId, ...others].filter((d) => d.mcpServerId === serverId && d.providerToolName === tool.name).sort(compareToolVersions);
     const plan = planBind(candidate, sameTool, sameId);
-    if (plan.kind === 'Existing') {
-      const approved = await changeServer(context, scope, serverId, () => [{ type: 'ApproveBindings', at: who.at }], who, signal);
-      await publishToReadModel(context, plan.descriptor, signal);
-      return { descriptor: plan.descriptor, created: false, serverState: approved.state.state };
-    }
-    // The server first: a crash after it leaves an Active server with nothing new bound, never a bound tool on a
-    // server that was not approved.
-    server = (await changeServer(context, scope, serverId, () => [{ type: 'ApproveBindings', at: who.at }], who, signal)).state;
-    const events = bind(plan.toolVersion, server);
-    const descriptor = foldDescriptor(undefined, events) as ToolDescriptor;
-    const lifecycle = descriptorLifecycleEvents(events, descriptor, {
+    // The server first (approved, and the tool id recorded among its bindings): a crash after it leaves an Active
+    // server with nothing new bound, never a bound tool on a server that was not approved or does not know of it.
+    const approved = await changeServer(
+      context,
       scope,
-      aggregate: `descriptor:${descriptorDocumentId(scope, toolId, plan.toolVersion)}`,
-      versionAfter: 1,
-      at: who.at,
-      actor: who.actor,
-    });
-    const document: StoredDescriptor = { ...descriptor, _id: descriptorDocumentId(scope, toolId, plan.toolVersion), outbox: [] };
-    const created = await createAggregate(
-      context.outbox,
-      { collection: context.descriptors, toState: toDescriptor },
-      document,
-      lifecycle,
-      { tenant: scope.tenant, workspace: scope.workspace, toolId, toolVersion: plan.toolVersion },
+      serverId,
+      [
+        { type: 'ApproveBindings', at: who.at },
+        { type: 'RecordBinding', toolName: tool.name, toolId, at: who.at },
+      ],
+      who,
       signal,
     );
+    if (plan.kind === 'Existing') {
+      await refreshReadModel(context, plan.descriptor, signal);
+      return { descriptor: plan.descriptor, created: false, serverState: approved.server.state };
+    }
+    const descriptor = foldDescriptor(undefined, bind(plan.toolVersion, approved.server)) as ToolDescriptor;
+    const created = await createDescriptor(context, descriptor, bind(plan.toolVersion, approved.server), who, signal);
     if (!created.created) {
       // A concurrent bind took this version: the same binding is this one; anything else, plan again.
-      if (bindingFingerprint(created.state) === bindingFingerprint(descriptor) && created.state.active) {
-        await publishToReadModel(context, created.state, signal);
-        return { descriptor: created.state, created: false, serverState: server.state };
+      if (bindingFingerprint(created.descriptor) === bindingFingerprint(descriptor) && created.descriptor.active) {
+        await refreshReadModel(context, created.descriptor, signal);
+        return { descriptor: created.descriptor, created: false, serverState: approved.server.state };
       }
       continue;
     }
-    await publishToReadModel(context, created.state, signal);
     for (const old of plan.supersede) await changeDescriptor(context, old, { type: 'RetireDescriptor', reason: 'Superseded', at: who.at }, who, signal);
-    return { descriptor: created.state, created: true, serverState: server.state };
+    return { descriptor: created.descriptor, created: true, serverState: approved.server.state };
   }
   throw new ToolplaneError('CONFLICT', `the bindings of ${toolName} kept changing under this bind; try again`, { retryable: true });
 }
@@ -93,14 +89,15 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
 /** Unbinds a tool: its active descriptor versions are retired (Unbound). Unbinding an unbound tool again changes nothing. */
 export async function unbindTool(context: RegistryContext, scope: Scope, request: UnbindToolRequest, actor: string, signal?: AbortSignal): Promise<UnbindToolReply> {
   const who: Actor = { actor, at: context.now() };
-  const server = await loadServer(context, scope, request.serverId, signal);
-  const versions = await descriptorsWhere(context, { tenant: scope.tenant, workspace: scope.workspace, mcpServerId: server.serverId, providerToolName: request.toolName }, signal);
+  const loaded = await loadServer(context, scope, request.serverId, signal);
+  const { server } = loaded;
+  const versions = (await descriptorsOfServer(context, loaded, signal)).filter((candidate) => candidate.providerToolName === request.toolName).sort(compareToolVersions);
   const latest = versions.at(-1);
   if (latest === undefined) throw new ToolplaneError('NOT_FOUND', `the tool ${JSON.stringify(request.toolName)} of server ${server.name} is not bound`);
   let descriptor = latest;
   for (const version of versions.filter((candidate) => candidate.active)) {
     const changed = await changeDescriptor(context, version, { type: 'RetireDescriptor', reason: 'Unbound', at: who.at }, who, signal);
-    if (version.toolVersion === latest.toolVersion) descriptor = changed.state;
+    if (version.toolVersion === latest.toolVersion && version.toolId === latest.toolId) descriptor = changed.descriptor;
   }
   return { descriptor };
 }

@@ -1,17 +1,18 @@
-import { type McpServer, type ToolDescriptor } from '@toolplane/contracts';
+import { McpServer, type WatchLease } from '@toolplane/contracts';
+import type { TypedKv } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
-import type { StoreCollection } from '@toolplane/store';
-import { flushOutbox } from '../adapters/event-outbox.js';
 import { claimLease, releaseLease } from '../adapters/watch-leases.js';
-import type { StoredDescriptor, StoredServer, WatchLease } from '../collections.js';
+import { changeServer } from './aggregates.js';
 import { syncDescriptorHealth } from './descriptor-effects.js';
-import { publishToReadModel, toDescriptor, toServer, type Actor, type RegistryContext } from './registry-context.js';
-import { changeServer, recordDiscovery } from './server-commands.js';
+import type { Actor, RegistryContext } from './registry-context.js';
+import { recordDiscovery } from './server-commands.js';
 
 // The watch: every health interval each replica looks at the Active and Degraded servers and watches those whose
-// lease it holds (one lease per server, so one replica pings and re-discovers each server at a time; the others
-// take over when it lapses). Every change still goes through compare-and-set on the server's version with
-// deterministic event ids, so even two replicas that both believed they held a lease could not emit a change twice.
+// lease it holds (one lease per server in a KV bucket, so one replica pings and re-discovers each server at a time;
+// the others take over when it lapses). Which servers are watched comes from the servers' read model (a server that
+// just became Active is picked up a round later at worst); every change is decided against the server's record and
+// appended at the version read, with deterministic event ids, so even two replicas that both believed they held a
+// lease could not record or emit a change twice.
 
 /** Settings of the watch. */
 export interface WatcherOptions {
@@ -26,7 +27,7 @@ export interface WatcherOptions {
   readonly leaseMs: number;
   /** Servers checked at once by one replica. */
   readonly concurrency: number;
-  readonly leases: StoreCollection<WatchLease>;
+  readonly leases: TypedKv<WatchLease>;
   readonly logger: Logger;
   /** Epoch milliseconds now, from the injected clock. */
   readonly nowMs: () => number;
@@ -55,7 +56,6 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
   let wakeUp: () => void = () => undefined;
   const actor = `svc:registry/${options.instanceId}`;
   const who = (): Actor => ({ actor, at: context.now() });
-  const leaseId = (serverId: string) => `watch:${serverId}`;
 
   const drop = async (serverId: string) => {
     const entry = held.get(serverId);
@@ -63,17 +63,6 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
     held.delete(serverId);
     entry.unsubscribe?.();
     await context.mcp.release(entry.server).catch(() => undefined);
-  };
-
-  const sweep = async (signal: AbortSignal) => {
-    // Events a crash or a failed publish left in an outbox, and read-model writes that failed.
-    for (const document of await context.servers.raw.find({ 'outbox.0': { $exists: true } }, { signal, limit: 500 }).toArray()) {
-      await flushOutbox(context.outbox, context.servers, document as StoredServer, signal);
-    }
-    for (const document of await context.descriptors.raw.find({ 'outbox.0': { $exists: true } }, { signal, limit: 500 }).toArray()) {
-      const flushed = await flushOutbox(context.outbox, context.descriptors, document as StoredDescriptor, signal);
-      await publishToReadModel(context, toDescriptor(flushed), signal);
-    }
   };
 
   const check = async (server: McpServer, signal: AbortSignal) => {
@@ -93,13 +82,15 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
     // An expired authentication exception takes an Active remote server out of service.
     const authChecked = await changeServer(context, server, server.serverId, (s) => (s.state === 'Active' ? [{ type: 'CheckAuthentication', at: context.now() }] : []), who(), signal);
     if (authChecked.events.length > 0) {
-      log.warn({ state: authChecked.state.state }, 'authentication no longer acceptable');
-      await syncDescriptorHealth(context, authChecked.state, who(), signal);
+      log.warn({ state: authChecked.server.state }, 'authentication no longer acceptable');
+      await syncDescriptorHealth(context, authChecked, who(), signal);
     }
+    // The read model that named this server may lag its record: only a server the record says is watched is checked.
+    if (authChecked.server.state !== 'Active' && authChecked.server.state !== 'Degraded') return;
 
     let outcome: { ok: true } | { ok: false; error: string };
     try {
-      await context.mcp.ping(authChecked.state, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs)]));
+      await context.mcp.ping(authChecked.server, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs)]));
       outcome = { ok: true };
     } catch (error) {
       if (signal.aborted) return;
@@ -117,17 +108,17 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
     const transition = recorded.events.find((event) => event.type === 'ServerStateChanged');
     if (transition !== undefined) {
       log.warn({ from: transition.from, to: transition.to, error: outcome.ok ? undefined : outcome.error }, 'server state changed by health check');
-      await syncDescriptorHealth(context, recorded.state, who(), signal);
+      await syncDescriptorHealth(context, recorded, who(), signal);
     }
-    entry.server = recorded.state;
+    entry.server = recorded.server;
 
     const now = options.nowMs();
     const due = entry.listChanged || transition?.to === 'Active' || now - entry.lastDiscoveryMs >= options.discoveryIntervalMs;
-    if (!outcome.ok || !due || recorded.state.state === 'Retired') return;
+    if (!outcome.ok || !due || recorded.server.state === 'Retired') return;
     entry.listChanged = false;
     entry.lastDiscoveryMs = now;
     try {
-      const found = await context.mcp.rediscover(recorded.state, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs * 4)]));
+      const found = await context.mcp.rediscover(recorded.server, AbortSignal.any([signal, AbortSignal.timeout(options.healthTimeoutMs * 4)]));
       const { changes } = await recordDiscovery(context, server, server.serverId, found, who(), signal);
       for (const change of changes) log.warn({ toolName: change.toolName, change: change.change, toolId: change.toolId, toolVersion: change.toolVersion }, 'bound tool definition changed; descriptor deactivated');
     } catch (error) {
@@ -138,11 +129,10 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
   };
 
   const round = async (signal: AbortSignal) => {
-    await sweep(signal);
-    const watched = (await context.servers.raw.find({ state: { $in: ['Active', 'Degraded'] } }, { signal }).toArray()).map((document) => toServer(document as StoredServer));
+    const watched = (await context.readModels.servers.raw.find({ state: { $in: ['Active', 'Degraded'] } }, { signal }).toArray()).map((document) => McpServer.parse(document));
     const mine: McpServer[] = [];
     for (const server of watched) {
-      if (await claimLease(options.leases, leaseId(server.serverId), options.instanceId, options.leaseMs, options.nowMs(), signal)) mine.push(server);
+      if (await claimLease(options.leases, server.serverId, options.instanceId, options.leaseMs, options.nowMs(), signal)) mine.push(server);
       else await drop(server.serverId);
     }
     const watchedIds = new Set(mine.map((server) => server.serverId));
@@ -187,19 +177,8 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
       await running;
       for (const serverId of [...held.keys()]) {
         await drop(serverId);
-        await releaseLease(options.leases, leaseId(serverId), options.instanceId).catch(() => undefined);
+        await releaseLease(options.leases, serverId, options.instanceId).catch(() => undefined);
       }
     },
   };
-}
-
-/** Writes every descriptor to the read model (at start-up: a lost or new bucket is rebuilt from the store). */
-export async function republishDescriptors(context: RegistryContext, signal?: AbortSignal): Promise<number> {
-  let count = 0;
-  for await (const document of context.descriptors.raw.find({}, { signal })) {
-    const descriptor: ToolDescriptor = toDescriptor(document);
-    await publishToReadModel(context, descriptor, signal);
-    count++;
-  }
-  return count;
 }

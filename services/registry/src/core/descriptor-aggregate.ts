@@ -10,7 +10,9 @@ import {
   type SandboxKind,
   type Scope,
   type ToolDescriptor,
+  type ToolDescriptorRecord,
 } from '@toolplane/contracts';
+import type { Decider } from '@toolplane/event-store';
 
 // The ToolDescriptor aggregate: one immutable, governed version of a discovered tool. Binding creates a version
 // that pins the tool's definition hash; unbinding, a changed definition, a removed tool or a retired server
@@ -37,18 +39,8 @@ export type DescriptorCommand =
   | { readonly type: 'RetireDescriptor'; readonly reason: Exclude<DescriptorRetirementReason, 'DefinitionChanged' | 'ToolRemoved'>; readonly at: string }
   | { readonly type: 'SetDescriptorHealth'; readonly healthy: boolean; readonly at: string };
 
-/** What happened to a descriptor; the wire events are derived from these. */
-export type DescriptorEvent =
-  | { readonly type: 'DescriptorBound'; readonly descriptor: ToolDescriptor }
-  | {
-      readonly type: 'DescriptorSuspended';
-      readonly change: 'Changed' | 'Removed';
-      readonly previousDefinitionHash: string;
-      readonly definitionHash?: string;
-      readonly at: string;
-    }
-  | { readonly type: 'DescriptorRetired'; readonly reason: DescriptorRetirementReason; readonly at: string }
-  | { readonly type: 'DescriptorHealthChanged'; readonly healthy: boolean; readonly at: string };
+/** What happened to a descriptor (its recorded form); the wire events are derived from these. */
+export type DescriptorEvent = ToolDescriptorRecord;
 
 /** The sandbox a tool of this server runs in: a child process for stdio servers, none for remote endpoints. */
 export function sandboxKindFor(server: Pick<McpServer, 'transport'>): SandboxKind {
@@ -217,3 +209,10 @@ export function bindingFingerprint(descriptor: ToolDescriptor): string {
     mcpServerId: mcpServerId ?? null,
   });
 }
+
+/** The ToolDescriptor aggregate (one version) as a Decider; its state is undefined until the version is bound. */
+export const descriptorDecider: Decider<ToolDescriptor | undefined, DescriptorCommand, DescriptorEvent> = {
+  decide: (command, state) => decideDescriptor(command, state),
+  evolve: (state, event) => evolveDescriptor(state, event),
+  initialState: () => undefined,
+};

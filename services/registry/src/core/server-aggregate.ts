@@ -1,4 +1,5 @@
-import { ToolplaneError, type McpCapabilitiesSnapshot, type McpServer, type McpServerState } from '@toolplane/contracts';
+import { ToolplaneError, type McpCapabilitiesSnapshot, type McpServer, type McpServerRecord, type McpServerState } from '@toolplane/contracts';
+import type { Decider } from '@toolplane/event-store';
 import { argumentsCredentialProblem, settingCredentialProblem, urlCredentialProblem } from './credential-guard.js';
 import { authenticationProblem, isBeyondLocalProcess } from './reachability.js';
 
@@ -39,13 +40,8 @@ export type ServerCommand =
   | { readonly type: 'GrantAuthenticationException'; readonly exception: NonNullable<McpServer['authenticationException']>; readonly at: string }
   | { readonly type: 'RetireServer'; readonly reason?: string | undefined; readonly at: string };
 
-/** What happened to a server; the wire events are derived from these. */
-export type ServerEvent =
-  | { readonly type: 'ServerRegistered'; readonly server: McpServer }
-  | { readonly type: 'CapabilitiesDiscovered'; readonly snapshot: McpCapabilitiesSnapshot; readonly at: string }
-  | { readonly type: 'ServerStateChanged'; readonly from: McpServerState; readonly to: McpServerState; readonly trigger: ServerTrigger; readonly reason?: string; readonly at: string }
-  | { readonly type: 'HealthRecorded'; readonly health: McpServer['health']; readonly at: string }
-  | { readonly type: 'AuthenticationExceptionGranted'; readonly exception: NonNullable<McpServer['authenticationException']>; readonly at: string };
+/** What happened to a server (the recorded form, `McpServerRecord`, less the binding index); the wire events are derived from these. */
+export type ServerEvent = Exclude<McpServerRecord, { type: 'ToolBindingRecorded' }>;
 
 function conflict(state: McpServerState | undefined, command: string, why?: string): ToolplaneError {
   const where = state === undefined ? 'an unregistered server' : `a server in state ${state}`;
@@ -218,3 +214,55 @@ export function decideServerAll(commands: readonly ServerCommand[], state: McpSe
 export function foldServer(state: McpServer | undefined, events: readonly ServerEvent[]): McpServer | undefined {
   return events.reduce<McpServer | undefined>((current, event) => evolveServer(current, event), state);
 }
+
+/** A tool of the server bound under a tool id (the server's effects find the descriptor versions through these). */
+export interface ToolBinding {
+  readonly toolName: string;
+  readonly toolId: string;
+}
+
+/** The McpServer aggregate as its stream folds: the server (none before its registration) and the tool ids its tools were bound under. */
+export interface ServerAggregate {
+  readonly server: McpServer | undefined;
+  readonly bindings: readonly ToolBinding[];
+}
+
+/** A command of the McpServer aggregate: a server command, or recording that one of its tools was bound under a tool id. */
+export type ServerAggregateCommand = ServerCommand | { readonly type: 'RecordBinding'; readonly toolName: string; readonly toolId: string; readonly at: string };
+
+/**
+ * What one decision on a server does: commands decided in order against the state each leaves (one append), or a
+ * function choosing them from the server as it is read (e.g. a health check only while the server is watched).
+ */
+export type ServerChange = readonly ServerAggregateCommand[] | ((server: McpServer) => readonly ServerAggregateCommand[]);
+
+function decideOne(command: ServerAggregateCommand, state: ServerAggregate): McpServerRecord[] {
+  if (command.type !== 'RecordBinding') return decideServer(command, state.server);
+  if (state.server === undefined) throw new ToolplaneError('NOT_FOUND', 'no such MCP server');
+  if (state.bindings.some((binding) => binding.toolName === command.toolName && binding.toolId === command.toolId)) return [];
+  return [{ type: 'ToolBindingRecorded', toolName: command.toolName, toolId: command.toolId, at: command.at }];
+}
+
+function evolveAggregate(state: ServerAggregate, event: McpServerRecord): ServerAggregate {
+  if (event.type === 'ToolBindingRecorded') return { ...state, bindings: [...state.bindings, { toolName: event.toolName, toolId: event.toolId }] };
+  return { ...state, server: evolveServer(state.server, event) };
+}
+
+/** The McpServer aggregate as a Decider: a change's commands decided in order, each against what the previous left. */
+export const serverDecider: Decider<ServerAggregate, ServerChange, McpServerRecord> = {
+  decide(change, state) {
+    if (typeof change === 'function' && state.server === undefined) throw new ToolplaneError('NOT_FOUND', 'no such MCP server');
+    const commands = typeof change === 'function' ? change(state.server as McpServer) : change;
+    const events: McpServerRecord[] = [];
+    let current = state;
+    for (const command of commands) {
+      for (const event of decideOne(command, current)) {
+        events.push(event);
+        current = evolveAggregate(current, event);
+      }
+    }
+    return events;
+  },
+  evolve: evolveAggregate,
+  initialState: () => ({ server: undefined, bindings: [] }),
+};

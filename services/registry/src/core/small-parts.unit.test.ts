@@ -4,7 +4,6 @@ import { at, descriptor, hash, scope, server, snapshot, tool } from '../../test/
 import { toolViews } from './binding-view.js';
 import { decideDescriptor } from './descriptor-aggregate.js';
 import { definitionDrift } from './discovery-diff.js';
-import { documentChanges } from './document-diff.js';
 import { deterministicEventId } from './event-ids.js';
 import { decideServer, foldServer } from './server-aggregate.js';
 import { buildSnapshot } from './snapshot.js';
@@ -18,13 +17,6 @@ describe('deterministic event ids', () => {
     expect(deterministicEventId('server:x@2', 0)).toBe(id);
     expect(deterministicEventId('server:x@2', 1)).not.toBe(id);
     expect(deterministicEventId('server:x@3', 0)).not.toBe(id);
-  });
-});
-
-describe('document changes', () => {
-  it('sets changed and new fields, unsets removed ones, and ignores _id and version', () => {
-    const changes = documentChanges<Record<string, unknown>>({ _id: 1, version: 1, a: 1, b: { x: 1 }, c: 'gone' }, { _id: 2, version: 2, a: 1, b: { x: 2 }, d: true });
-    expect(changes).toEqual({ set: { b: { x: 2 }, d: true }, unset: ['c'] });
   });
 });
 
@@ -143,7 +135,7 @@ describe('snapshots', () => {
 });
 
 describe('lifecycle events', () => {
-  const origin = { scope, aggregate: 'server:s', versionAfter: 2, at, actor: 'user:op' };
+  const origin = { scope, aggregate: 'server:s', seq: 2 };
 
   it('are valid registry events with deterministic ids, and skip internal bookkeeping', () => {
     const registered = server('Registered');

@@ -1,36 +1,37 @@
-import type { EventMetadata, McpServer, RegistryEvent, Scope, ToolDescriptor } from '@toolplane/contracts';
+import type { EventMetadata, McpServer, McpServerRecord, RegistryEvent, Scope, ToolDescriptor } from '@toolplane/contracts';
 import type { DescriptorEvent } from './descriptor-aggregate.js';
 import { deterministicEventId } from './event-ids.js';
-import type { ServerEvent } from './server-aggregate.js';
 
-/** Where events come from: the aggregate (its stable key), the version its change produced, who and when. */
+/** Where an append's events come from: the aggregate (its stable key) and the stream sequence the append was stored at. */
 export interface EventOrigin {
   readonly scope: Scope;
   /** A stable key of the aggregate, e.g. `server:{serverId}`. */
   readonly aggregate: string;
-  /** The document version the change produced: with `aggregate`, it makes the event ids deterministic. */
-  readonly versionAfter: number;
-  readonly at: string;
-  readonly actor?: string | undefined;
-  readonly correlationId?: string | undefined;
+  /** The JetStream sequence of the append: with `aggregate`, it makes the event ids deterministic (one append per sequence). */
+  readonly seq: number;
 }
 
-function metadataFor(origin: EventOrigin, index: number): EventMetadata {
+/** When and by whom a recorded event happened. */
+interface Occurrence {
+  readonly at: string;
+  readonly actor?: string | undefined;
+}
+
+function metadataFor(origin: EventOrigin, index: number, occurred: Occurrence): EventMetadata {
   return {
-    eventId: deterministicEventId(`${origin.aggregate}@${origin.versionAfter}`, index),
+    eventId: deterministicEventId(`${origin.aggregate}@${origin.seq}`, index),
     tenant: origin.scope.tenant,
     workspace: origin.scope.workspace,
-    occurredAt: origin.at,
-    ...(origin.correlationId === undefined ? {} : { correlationId: origin.correlationId }),
-    ...(origin.actor === undefined ? {} : { actor: origin.actor }),
+    occurredAt: occurred.at,
+    ...(occurred.actor === undefined ? {} : { actor: occurred.actor }),
   };
 }
 
 /** The lifecycle events a server change publishes (health bookkeeping and exceptions are recorded, not published). */
-export function serverLifecycleEvents(events: readonly ServerEvent[], server: McpServer, origin: EventOrigin): RegistryEvent[] {
+export function serverLifecycleEvents(events: readonly McpServerRecord[], server: McpServer, origin: EventOrigin): RegistryEvent[] {
   const out: RegistryEvent[] = [];
   for (const event of events) {
-    const metadata = () => metadataFor(origin, out.length);
+    const metadata = () => metadataFor(origin, out.length, event.type === 'ServerRegistered' ? { at: event.server.registeredAt, actor: event.actor } : event);
     switch (event.type) {
       case 'ServerRegistered':
         out.push({
@@ -68,13 +69,14 @@ export function serverLifecycleEvents(events: readonly ServerEvent[], server: Mc
             from: event.from,
             to: event.to,
             reason: (event.reason === undefined ? event.trigger : `${event.trigger}: ${event.reason}`).slice(0, 1024),
-            version: origin.versionAfter,
+            version: origin.seq,
           },
           metadata: metadata(),
         });
         break;
       case 'HealthRecorded':
       case 'AuthenticationExceptionGranted':
+      case 'ToolBindingRecorded':
         break;
     }
   }
@@ -85,7 +87,7 @@ export function serverLifecycleEvents(events: readonly ServerEvent[], server: Mc
 export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], descriptor: ToolDescriptor, origin: EventOrigin): RegistryEvent[] {
   const out: RegistryEvent[] = [];
   for (const event of events) {
-    const metadata = () => metadataFor(origin, out.length);
+    const metadata = () => metadataFor(origin, out.length, event.type === 'DescriptorBound' ? { at: event.descriptor.boundAt, actor: event.actor } : event);
     switch (event.type) {
       case 'DescriptorBound':
         out.push({
