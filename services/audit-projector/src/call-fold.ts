@@ -153,6 +153,24 @@ const stateByType: Readonly<Record<CallEvent['type'], InvocationState | undefine
 
 const terminalTypes: ReadonlySet<string> = new Set(['InvocationDenied', 'ToolCallCompleted', 'ToolCallFailed', 'ToolCallCancelled', 'ToolEffectUncertain']);
 
+/**
+ * Whether these events of a call leave nothing to wait for: every attempt among them has ended, and every
+ * sandbox leased was released. The projector writes a call once it has settled (rather than once per batch its
+ * events straddle), so this only decides when to write, never what.
+ */
+export function callSettled(events: readonly CallEvent[]): boolean {
+  const open = new Set<number>();
+  const ended = new Set<number>();
+  const leases = new Set<string>();
+  for (const event of events) {
+    open.add(event.metadata.attempt);
+    if (terminalTypes.has(event.type)) ended.add(event.metadata.attempt);
+    if (event.type === 'SandboxLeased') leases.add(`${event.metadata.attempt}/${event.data.sandboxLeaseId}`);
+  }
+  for (const event of events) if (event.type === 'SandboxReleased') leases.delete(`${event.metadata.attempt}/${event.data.sandboxLeaseId}`);
+  return leases.size === 0 && [...open].every((attempt) => ended.has(attempt));
+}
+
 interface AttemptFacts {
   readonly attempt: number;
   readonly state: CallAttemptState;

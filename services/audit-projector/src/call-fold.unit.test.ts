@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RuntimeToolCall } from '@toolplane/contracts';
 import { callEvents, type AttemptOutcome, type CallPlan } from '../test/events.js';
-import { attemptViews, callKey, emptyCallState, foldCallEvent, mergeCallStates, projectCall, type CallEvent, type CallFoldState } from './call-fold.js';
+import { attemptViews, callKey, callSettled, emptyCallState, foldCallEvent, mergeCallStates, projectCall, type CallEvent, type CallFoldState } from './call-fold.js';
 import { foldJournal, journalInOrder, type Journal } from './journal-fold.js';
 
 const fold = (events: readonly CallEvent[], from: CallFoldState = emptyCallState) => events.reduce(foldCallEvent, from);
@@ -188,5 +188,26 @@ describe('the folds under reordering and duplication (property)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('callSettled', () => {
+  const plan = (attempts: CallPlan['attempts']): CallEvent[] => callEvents({ tenant: 'acme', workspace: 'dev', toolCallId: `settled-${attempts.length}`, attempts });
+
+  it('is true once every attempt ended and every sandbox was released, whatever the order', () => {
+    const events = plan([{ outcome: 'Failed', sandbox: true }, { outcome: 'Completed', sandbox: true }]);
+    expect(callSettled(events)).toBe(true);
+    expect(callSettled([...events].reverse())).toBe(true);
+    expect(callSettled(plan([{ outcome: 'Denied' }]))).toBe(true);
+  });
+
+  it('is false while an attempt has not ended, a sandbox is still leased, or a new attempt began', () => {
+    const events = plan([{ outcome: 'Completed', sandbox: true }]);
+    expect(callSettled(events.filter((event) => event.type !== 'SandboxReleased'))).toBe(false);
+    expect(callSettled(events.filter((event) => event.type !== 'ToolCallCompleted'))).toBe(false);
+    expect(callSettled(plan([{ outcome: 'InFlight' }]))).toBe(false);
+    expect(callSettled(plan([{ outcome: 'Completed', approval: true }]).filter((event) => event.type === 'InvocationReceived' || event.type === 'ApprovalRequested'))).toBe(false);
+    const retried = plan([{ outcome: 'Failed' }, { outcome: 'Completed' }]);
+    expect(callSettled(retried.filter((event) => event.metadata.attempt === 1 || event.type === 'InvocationReceived'))).toBe(false);
   });
 });

@@ -29,7 +29,10 @@ export class ChainWriter {
 
   /** Appends each tenant's events (in the given order) to its chain; events already chained are skipped. */
   async append(byTenant: ReadonlyMap<string, readonly ChainItem[]>, signal?: AbortSignal): Promise<void> {
-    for (const [tenant, items] of byTenant) await this.appendTenant(tenant, items, signal);
+    // Tenants' chains are independent: appended side by side, so their round trips overlap.
+    const outcomes = await Promise.allSettled([...byTenant].map(([tenant, items]) => this.appendTenant(tenant, items, signal)));
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async appendTenant(tenant: string, items: readonly ChainItem[], signal?: AbortSignal): Promise<void> {

@@ -6,7 +6,7 @@ import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode } from 
 import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging } from '@toolplane/messaging';
 import { BatchQueue } from './batch-queue.js';
 import { acceptEvent, type AcceptedEvent } from './event-checks.js';
-import { groupOfEvent, writeBatch, type ProjectorWriters, type Target } from './projector.js';
+import { groupOfEvent, readyToWrite, writeBatch, type ProjectorWriters, type Target } from './projector.js';
 
 /** How a projection consumer runs. */
 export interface ProjectionConsumerOptions {
@@ -18,6 +18,8 @@ export interface ProjectionConsumerOptions {
   readonly target: Target;
   readonly batchSize: number;
   readonly lingerMs: number;
+  /** How long a call that has not settled waits for the rest of its events before it is written anyway. */
+  readonly holdMs: number;
   /** Messages in flight in this process: at least a batch, so the next batch fills while one is written. */
   readonly concurrency: number;
   readonly maxDeliver: number;
@@ -59,6 +61,10 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
       }
     },
     groupOf: (accepted) => groupOfEvent(accepted.event),
+    ready: (items) => readyToWrite(items.map((accepted) => accepted.event)),
+    holdMs: options.holdMs,
+    // Held calls must leave room for a batch of ready ones, or the consumer would stall with every slot held.
+    maxHeld: Math.max(0, options.concurrency - options.batchSize),
     isolate: (error) => !isRetryableError(error),
   });
   const handle = await consume(options.messaging, {

@@ -3,7 +3,7 @@
 import { sha256Hex, type LifecycleEvent } from '@toolplane/contracts';
 import { insertManyIfAbsent, toStoreError, type Store } from '@toolplane/store';
 import type { ChainItem } from './audit-chain.js';
-import { callKey, emptyCallState, foldCallEvent, isCallEvent } from './call-fold.js';
+import { callKey, callSettled, emptyCallState, foldCallEvent, isCallEvent } from './call-fold.js';
 import type { CallDelta, CallWriter } from './call-writer.js';
 import type { ChainWriter } from './chain-writer.js';
 import { flowJournalCollection } from './collections.js';
@@ -49,6 +49,12 @@ export function planBatch(accepted: readonly AcceptedEvent[]): BatchPlan {
   return { calls: [...deltas.values()], journal: [...journal.values()], chain };
 }
 
+/** Whether a group's events may be written now: an event of no call at once, a call once it has settled. */
+export function readyToWrite(events: readonly LifecycleEvent[]): boolean {
+  const calls = events.filter(isCallEvent);
+  return calls.length < events.length || callSettled(calls);
+}
+
 /** The group an event's message succeeds or fails with: its call, or the event itself. */
 export function groupOfEvent(event: LifecycleEvent): string {
   return isCallEvent(event) ? `call:${callKey(event)}` : `event:${event.metadata.eventId}`;
@@ -72,8 +78,10 @@ export async function writeBatch(writers: ProjectorWriters, target: Target, acce
       return;
     }
     const before = await liveGeneration(writers.store, signal);
-    await writeGeneration(writers, before, plan, signal);
-    if (writers.chain) await writers.chain.append(plan.chain, signal);
+    // The chain and the rebuildable projections are independent: written side by side, acknowledged after both.
+    const outcomes = await Promise.allSettled([writeGeneration(writers, before, plan, signal), writers.chain?.append(plan.chain, signal)]);
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     const after = await liveGeneration(writers.store, signal);
     if (after !== before) await writeGeneration(writers, after, plan, signal);
   } catch (error) {

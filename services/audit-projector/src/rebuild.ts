@@ -8,9 +8,9 @@
 // the new pointer first. Events folded by both are harmless: the folds are idempotent.
 import { ToolplaneError, sleep, streams, type ProjectionGenerations } from '@toolplane/contracts';
 import { consumerProgress, deleteConsumer, ensureConsumer, streamPosition, type ConsumerSpec, type Messaging } from '@toolplane/messaging';
-import { ensureIndexes, type Store } from '@toolplane/store';
+import type { Store } from '@toolplane/store';
 import { CallWriter } from './call-writer.js';
-import { flowJournalCollection, runtimeToolCallsCollection } from './collections.js';
+import { ensureQueryIndexes } from './collections.js';
 import { readGenerations, updateGenerations } from './generations.js';
 import { startProjectionConsumer, type ProjectionConsumer, type ProjectionConsumerOptions } from './projection-consumer.js';
 
@@ -62,7 +62,7 @@ export class RebuildManager {
     );
     if (abandoned !== undefined) await deleteConsumer(messaging, streams.events.name, this.options.consumerSpec(abandoned).durableName, signal);
     try {
-      await ensureIndexes(store, [runtimeToolCallsCollection(generation), flowJournalCollection(generation)]);
+      await ensureQueryIndexes(store, generation);
       await ensureConsumer(messaging, streams.events.name, this.options.consumerSpec(generation), signal ? { signal } : {});
     } catch (error) {
       await this.finish(generation, 'Failed', `could not prepare the rebuild: ${error instanceof Error ? error.message : String(error)}`);

@@ -7,7 +7,7 @@ import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type Ser
 import { serveAuditApi } from './api.js';
 import { CallWriter } from './call-writer.js';
 import { ChainWriter } from './chain-writer.js';
-import { collections } from './collections.js';
+import { collections, ensureQueryIndexes } from './collections.js';
 import { startProjectionConsumer } from './projection-consumer.js';
 import { RebuildManager } from './rebuild.js';
 
@@ -21,6 +21,8 @@ export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend
   AUDIT_PROJECTOR_BATCH_SIZE: count(2000, 10_000),
   /** How long the first event of a batch waits for more before the batch is written. */
   AUDIT_PROJECTOR_LINGER_MS: millisecondsSetting(20),
+  /** How long a call that has not settled waits for the rest of its events, so that it is written once. */
+  AUDIT_PROJECTOR_HOLD_MS: millisecondsSetting(1000),
   /** Events in flight per replica; twice a batch lets the next batch fill while one is written. */
   AUDIT_PROJECTOR_CONCURRENCY: count(4000, 20_000),
   /** Deliveries of an event that keeps failing to be written before it is dead-lettered. */
@@ -40,6 +42,11 @@ export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend
     .default('audit-projector'),
   /** Only this tenant's events (a shard of the projector); all tenants when unset. */
   AUDIT_PROJECTOR_TENANT: TenantId.optional(),
+  /**
+   * Where a consumer that does not exist yet starts: `all` (the stream's first event) or `new` (events stored from
+   * now on: read models filled some other way, such as the benchmark's preload). An existing consumer keeps its own.
+   */
+  AUDIT_PROJECTOR_DELIVER_POLICY: z.enum(['all', 'new']).default('all'),
   /** How often a rebuild checks its progress and writes its heartbeat. */
   AUDIT_REBUILD_POLL_MS: millisecondsSetting(500),
   /** A rebuild without a heartbeat for this long is taken to be dead and may be started again. */
@@ -51,9 +58,10 @@ export type AuditProjectorConfig = z.infer<typeof auditProjectorConfig>;
 export const PROJECTOR_CONSUMER = 'audit-projector';
 
 /** The consumer a projector reads the events stream with: all events, or one tenant's. */
-export function projectorConsumerSpec(durableName: string, tenant?: string): ConsumerSpec {
+export function projectorConsumerSpec(durableName: string, tenant?: string, deliverPolicy: 'all' | 'new' = 'all'): ConsumerSpec {
   return {
     durableName,
+    ...(deliverPolicy === 'all' ? {} : { deliverPolicy }),
     description: tenant === undefined ? 'Every lifecycle event, folded into the audit projections.' : `The lifecycle events of ${tenant}, folded into the audit projections.`,
     ...(tenant === undefined ? {} : { filterSubject: eventFilter({ tenant }) }),
     // Replicas fetch whole batches: room for several replicas' batches in flight at once.
@@ -79,6 +87,7 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
     const consumerSettings = {
       batchSize: config.AUDIT_PROJECTOR_BATCH_SIZE,
       lingerMs: config.AUDIT_PROJECTOR_LINGER_MS,
+      holdMs: config.AUDIT_PROJECTOR_HOLD_MS,
       concurrency: Math.max(config.AUDIT_PROJECTOR_CONCURRENCY, config.AUDIT_PROJECTOR_BATCH_SIZE),
       maxDeliver: config.AUDIT_PROJECTOR_MAX_DELIVER,
       nakBackoffMs: [delay, 5 * delay, 15 * delay, 30 * delay],
@@ -87,7 +96,8 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
       onDiagnostic,
       onWriteFailure: (err: unknown, events: number) => log.warn({ err, events }, 'writing a batch failed'),
     };
-    const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, config.AUDIT_PROJECTOR_TENANT);
+    await ensureQueryIndexes(store, 1);
+    const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, config.AUDIT_PROJECTOR_TENANT, config.AUDIT_PROJECTOR_DELIVER_POLICY);
     await ensureConsumer(messaging, streams.events.name, consumer);
     const live = await startProjectionConsumer({
       ...consumerSettings,
