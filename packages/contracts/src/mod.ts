@@ -275,6 +275,7 @@ export {
   SecretLease,
   SecretLeaseState,
 } from './secret-broker-documents.js';
+export { ConnectionCreated, ConnectionEvent, ConnectionRevoked, ConnectionRotated, ConnectionSecretRewrapped, ConnectionSummary, LeaseEnded, LeaseEvent, LeaseGranted, SecretBrokerRecord, connectionSubject, leaseSubject, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream, secretBrokerTokenBucket } from './secret-broker-stream.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
 export { streams, type StreamDefinition } from './streams.js';
 export {

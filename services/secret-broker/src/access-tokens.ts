@@ -1,13 +1,13 @@
-import type { Connection, CredentialInput } from '@toolplane/contracts';
-import { toStoreError, type StoreCollection } from '@toolplane/store';
-import type { AccessTokenDocument } from './collections.js';
+import type { CachedAccessToken, Connection, CredentialInput } from '@toolplane/contracts';
+import type { TypedKv } from '@toolplane/messaging';
 import { tokenExpiry, tokenIsFresh } from './core/token-rules.js';
 import type { CredentialVault } from './credential-vault.js';
 import type { FetchAccessToken } from './token-endpoint.js';
 
-// Access tokens of oauth2-client-credentials connections: one cached per connection in `access_tokens`,
-// encrypted and bound to the credential generation it was obtained with, shared by every replica; refreshed
-// once less than the margin of its lifetime is left. Concurrent refreshes in one process share one request.
+// Access tokens of oauth2-client-credentials connections: one cached per connection in the broker's private KV
+// bucket, encrypted and bound to the credential generation it was obtained with, shared by every replica (and kept
+// decrypted in this process, so a lease of a hot connection asks nothing of NATS for its token); refreshed once
+// less than the margin of its lifetime is left. Concurrent refreshes in one process share one request.
 
 type OAuth2Credential = Extract<CredentialInput, { kind: 'oauth2-client-credentials' }>;
 
@@ -27,7 +27,8 @@ export interface AccessTokens {
 
 /** What the token cache is built from. */
 export interface AccessTokensOptions {
-  readonly collection: StoreCollection<AccessTokenDocument>;
+  /** The private bucket, keyed `{tenant}.{workspace}.{connectionId}`. */
+  readonly bucket: TypedKv<CachedAccessToken>;
   readonly vault: CredentialVault;
   readonly fetchToken: FetchAccessToken;
   readonly refreshMarginMs: number;
@@ -36,23 +37,29 @@ export interface AccessTokensOptions {
   readonly now: () => Date;
 }
 
-/** The access-token cache over its collection. */
+const keyOf = (connection: Pick<Connection, 'tenant' | 'workspace' | 'connectionId'>) => `${connection.tenant}.${connection.workspace}.${connection.connectionId}`;
+
+/** The access-token cache over its bucket. */
 export function createAccessTokens(options: AccessTokensOptions): AccessTokens {
-  const { collection, vault, fetchToken, refreshMarginMs, now } = options;
+  const { bucket, vault, fetchToken, refreshMarginMs, now } = options;
   const inflight = new Map<string, Promise<AccessToken>>();
+  // This process's copy: one entry per connection (the latest token it saw), so it is bounded by the connections.
+  const local = new Map<string, { readonly secretGeneration: number; readonly token: AccessToken }>();
 
   const cached = async (connection: Connection, signal: AbortSignal): Promise<AccessToken | undefined> => {
-    let document: AccessTokenDocument | null;
-    try {
-      document = await collection.raw.findOne({ _id: connection.connectionId, tenant: connection.tenant, workspace: connection.workspace }, { signal });
-    } catch (error) {
-      throw toStoreError(error, 'reading the access-token cache', signal);
-    }
-    if (document === null || document.secretGeneration !== connection.secretGeneration) return undefined;
+    const key = keyOf(connection);
+    const mine = local.get(key);
+    if (mine !== undefined && mine.secretGeneration === connection.secretGeneration && tokenIsFresh(mine.token.expiresAt, now(), refreshMarginMs)) return mine.token;
+    const stored = await bucket.get(key, { signal });
+    const document = stored?.value;
+    if (document === undefined || document.secretGeneration !== connection.secretGeneration || document.connectionId !== connection.connectionId) return undefined;
     const expiresAt = new Date(document.expiresAt);
     if (!tokenIsFresh(expiresAt, now(), refreshMarginMs)) return undefined;
     const token = vault.openToken(connection, document.token);
-    return token === undefined ? undefined : { accessToken: token.accessToken, expiresAt, ...(token.scopes === undefined ? {} : { scopes: token.scopes }) };
+    if (token === undefined) return undefined;
+    const found: AccessToken = { accessToken: token.accessToken, expiresAt, ...(token.scopes === undefined ? {} : { scopes: token.scopes }) };
+    local.set(key, { secretGeneration: connection.secretGeneration, token: found });
+    return found;
   };
 
   const refresh = async (connection: Connection, credential: OAuth2Credential, signal: AbortSignal): Promise<AccessToken> => {
@@ -61,8 +68,7 @@ export function createAccessTokens(options: AccessTokensOptions): AccessTokens {
     const expiresAt = tokenExpiry(obtainedAt, issued.expiresInSeconds);
     const scopes = issued.scopes === undefined ? {} : { scopes: issued.scopes };
     if (expiresAt === undefined) return { accessToken: issued.accessToken, expiresAt: new Date(obtainedAt.getTime() + options.uncachedLifetimeMs), ...scopes };
-    const document: AccessTokenDocument = {
-      _id: connection.connectionId,
+    const document: CachedAccessToken = {
       connectionId: connection.connectionId,
       tenant: connection.tenant,
       workspace: connection.workspace,
@@ -71,13 +77,11 @@ export function createAccessTokens(options: AccessTokensOptions): AccessTokens {
       obtainedAt: obtainedAt.toISOString(),
       expiresAt: expiresAt.toISOString(),
     };
-    try {
-      // Not a compare-and-set document: replicas that refresh at once each store a valid token; the last write wins.
-      await collection.raw.replaceOne({ _id: connection.connectionId }, document, { upsert: true });
-    } catch (error) {
-      throw toStoreError(error, 'writing the access-token cache', signal);
-    }
-    return { accessToken: issued.accessToken, expiresAt, ...scopes };
+    // A plain put: replicas that refresh at once each store a valid token; the last write wins.
+    await bucket.put(keyOf(connection), document, { signal });
+    const token: AccessToken = { accessToken: issued.accessToken, expiresAt, ...scopes };
+    local.set(keyOf(connection), { secretGeneration: connection.secretGeneration, token });
+    return token;
   };
 
   return {
@@ -93,11 +97,8 @@ export function createAccessTokens(options: AccessTokensOptions): AccessTokens {
       return { ...(await pending), fetched: true };
     },
     async forget(connection, signal) {
-      try {
-        await collection.raw.deleteOne({ _id: connection.connectionId, tenant: connection.tenant, workspace: connection.workspace });
-      } catch (error) {
-        throw toStoreError(error, 'dropping a cached access token', signal);
-      }
+      local.delete(keyOf(connection));
+      await bucket.delete(keyOf(connection), signal === undefined ? {} : { signal });
     },
   };
 }

@@ -1,14 +1,15 @@
-import type { CachedAccessToken, Connection, SecretLease } from '@toolplane/contracts';
+import type { ConnectionSummary, SecretLease } from '@toolplane/contracts';
 import { defineCollection } from '@toolplane/store';
 
-/** A stored connection: `_id` is its connectionId. */
-export type ConnectionDocument = Connection & { _id: string };
-/** A stored lease: `_id` is its leaseId. */
-export type SecretLeaseDocument = SecretLease & { _id: string };
-/** A cached access token: `_id` is its connection's id. */
-export type AccessTokenDocument = CachedAccessToken & { _id: string };
+// Read models only: the record is the broker's private stream, which the projector folds into these. Neither holds
+// secret material (a connection's summary names the KEK its secret is wrapped with, nothing more).
 
-/** The `connections` collection and the indexes its queries and invariants need. */
+/** A connection's summary: `_id` is its connectionId. */
+export type ConnectionDocument = ConnectionSummary & { _id: string };
+/** A lease record: `_id` is its leaseId. */
+export type SecretLeaseDocument = SecretLease & { _id: string };
+
+/** The `connections` read model (listConnections), one document per connection. */
 export const connections = defineCollection<ConnectionDocument>({
   name: 'connections',
   indexes: [
@@ -17,22 +18,15 @@ export const connections = defineCollection<ConnectionDocument>({
   ],
 });
 
-/** The `secret_leases` collection: at most one lease per invocation and connection, found by expiry for the sweeper. */
+/** The `secret_leases` read model: who was leased what until when; the sweeper finds due leases in it. */
 export const secretLeases = defineCollection<SecretLeaseDocument>({
   name: 'secret_leases',
   indexes: [
-    { name: 'lease', key: { leaseId: 1 }, unique: true },
     { name: 'invocation_connection', key: { tenant: 1, workspace: 1, invocationId: 1, connectionId: 1 }, unique: true },
-    { name: 'connection_expires', key: { connectionId: 1, expiresAt: 1 } },
+    { name: 'connection_state', key: { connectionId: 1, state: 1 } },
     { name: 'state_expires', key: { state: 1, expiresAt: 1 } },
   ],
 });
 
-/** The `access_tokens` collection: the last access token of each oauth2 connection, encrypted, shared by replicas. */
-export const accessTokens = defineCollection<AccessTokenDocument>({
-  name: 'access_tokens',
-  indexes: [{ name: 'tenant_workspace_connection', key: { tenant: 1, workspace: 1, connectionId: 1 }, unique: true }],
-});
-
 /** Every collection the secret-broker service owns. */
-export const collections = [connections, secretLeases, accessTokens];
+export const collections = [connections, secretLeases];

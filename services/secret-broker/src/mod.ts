@@ -1,5 +1,5 @@
 export { createBroker, type Broker, type BrokerDependencies } from './broker.js';
-export { accessTokens, collections, connections, secretLeases } from './collections.js';
+export { collections, connections, secretLeases } from './collections.js';
 export { secretBrokerConfig, type RecipientKeys, type SecretBrokerConfig } from './config.js';
 export { secretBrokerRedactedPaths, secretBrokerService } from './service.js';
 export { sweepOnce, type SweepReport } from './sweeper.js';

@@ -1,15 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { commandFilter, scopeOfSubject, secretBrokerContracts, streams, toWireError, type Scope } from '@toolplane/contracts';
+import { CachedAccessToken, LifecycleEvent, commandFilter, eventMsgId, scopeOfSubject, secretBrokerContracts, secretBrokerStream, secretBrokerTokenBucket, streams, subjectOfEvent, toWireError, type Scope } from '@toolplane/contracts';
 import { createTokenVerifier, verifyOperator, type TokenVerifier } from '@toolplane/auth';
-import { serve, type ServeDiagnostic } from '@toolplane/messaging';
+import { openKv, publish, serve, type ServeDiagnostic } from '@toolplane/messaging';
 import { redactedPaths, type Logger, type ServiceContext, type ServiceDefinition } from '@toolplane/service-kit';
 import { brokerAccess, type BrokerAccess } from './access.js';
 import { createAccessTokens } from './access-tokens.js';
 import { createBroker, type Broker } from './broker.js';
-import { accessTokens, collections, connections, secretLeases } from './collections.js';
+import { collections, connections, secretLeases } from './collections.js';
 import { secretBrokerConfig, type SecretBrokerConfig } from './config.js';
 import { createCredentialVault } from './credential-vault.js';
+import { connectionEventStore, leaseEventStore } from './event-stores.js';
+import { projectorConsumer, startProjector } from './projector.js';
 import { runSweeper } from './sweeper.js';
 import { tokenEndpointClient } from './token-endpoint.js';
 
@@ -51,7 +52,8 @@ const queue = 'secret-broker';
 export const secretBrokerService: ServiceDefinition<SecretBrokerConfig> = {
   name: 'secret-broker',
   config: secretBrokerConfig,
-  streams: [streams.events],
+  streams: [streams.events, secretBrokerStream],
+  consumers: [{ stream: secretBrokerStream.name, consumer: projectorConsumer }],
   collections,
   start: startSecretBroker,
 };
@@ -64,27 +66,41 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
   logger.info({ kekIds: keyring.ids(), currentKekId: keyring.currentId, recipients: [...config.SECRET_BROKER_RECIPIENTS.keys()] }, 'keys loaded');
 
   const vault = createCredentialVault(keyring);
+  const tokenBucket = await openKv(messaging, { name: secretBrokerTokenBucket.name, description: secretBrokerTokenBucket.description, history: 1, storage: 'file' }, CachedAccessToken, { signal });
   const tokens = createAccessTokens({
-    collection: store.collection(accessTokens),
+    bucket: tokenBucket,
     vault,
     fetchToken: tokenEndpointClient({ timeoutMs: config.SECRET_BROKER_TOKEN_TIMEOUT_MS, allowHttp: config.SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS }),
     refreshMarginMs: config.SECRET_BROKER_TOKEN_REFRESH_MARGIN_MS,
     uncachedLifetimeMs: config.SECRET_BROKER_LEASE_TTL_MS,
     now,
   });
+  const connectionEvents = connectionEventStore(messaging);
+  const leaseEvents = leaseEventStore(messaging);
   const broker = createBroker({
+    connectionEvents,
+    leaseEvents,
     connections: store.collection(connections),
-    leases: store.collection(secretLeases),
     vault,
     tokens,
     recipients: config.SECRET_BROKER_RECIPIENTS,
-    messaging,
+    publishEvent: async (event, eventSignal) => {
+      await publish(messaging, { subject: subjectOfEvent(event), schema: LifecycleEvent, message: event, msgId: eventMsgId(event), signal: eventSignal });
+    },
     policy: { allowHttpTokenEndpoints: config.SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS },
     maxLeaseTtlMs: config.SECRET_BROKER_LEASE_TTL_MS,
     now,
-    newId: randomUUID,
     logger,
   });
+
+  const projector = await startProjector({
+    messaging,
+    connections: store.collection(connections),
+    leases: store.collection(secretLeases),
+    logger: logger.child({ component: 'projector' }),
+    signal,
+  });
+  context.onShutdown('projector', () => projector.stop({ graceMs: 2_000 }));
 
   const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
   if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every connection command will be refused');
@@ -97,6 +113,8 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
     {
       connections: store.collection(connections),
       leases: store.collection(secretLeases),
+      connectionEvents,
+      leaseEvents,
       vault,
       currentKekId: keyring.currentId,
       now,

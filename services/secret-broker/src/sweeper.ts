@@ -1,13 +1,19 @@
-import { sleep } from '@toolplane/contracts';
+import { hasErrorCode, sleep, type ConnectionEvent, type LeaseEvent } from '@toolplane/contracts';
+import { handleCommand, type EventStore } from '@toolplane/event-store';
 import type { Logger } from '@toolplane/service-kit';
-import { compareAndSet, toStoreError, type StoreCollection } from '@toolplane/store';
+import { toStoreError, type StoreCollection } from '@toolplane/store';
+import { handlePreparedCommand } from './app/prepared-command.js';
 import type { ConnectionDocument, SecretLeaseDocument } from './collections.js';
+import { connectionDecider } from './core/connection-decider.js';
+import { leaseDecider } from './core/lease-decider.js';
 import type { CredentialVault } from './credential-vault.js';
-import { endLease, parseConnection, parseLease } from './repositories.js';
+import { streamIdOf } from './event-stores.js';
+import { parseLease, parseSummary } from './repositories.js';
 
-// FerretDB has no TTL indexes, so every replica sweeps: leases past their expiry become Expired, and secrets
-// still wrapped under an older KEK are rewrapped under the current one. Every write is a compare-and-set, so
-// any number of replicas can sweep at once and each lease expires exactly once.
+// Every replica sweeps: the read models say which leases are due and which secrets are still wrapped under an older
+// KEK, and each change goes through the write path (expire a lease, rewrap a secret), decided on the aggregate's own
+// stream. Of replicas that sweep the same lease or secret at once one appends, the others decide again and find
+// nothing to do, so each lease expires exactly once; a read model that lags only delays a sweep.
 
 /** What one sweep did. */
 export interface SweepReport {
@@ -21,6 +27,8 @@ export interface SweepReport {
 export interface SweeperOptions {
   readonly connections: StoreCollection<ConnectionDocument>;
   readonly leases: StoreCollection<SecretLeaseDocument>;
+  readonly connectionEvents: EventStore<ConnectionEvent>;
+  readonly leaseEvents: EventStore<LeaseEvent>;
   readonly vault: CredentialVault;
   readonly currentKekId: string;
   readonly now: () => Date;
@@ -31,6 +39,7 @@ export interface SweeperOptions {
 export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): Promise<SweepReport> {
   const batchSize = options.batchSize ?? 200;
   const now = options.now();
+  const handling = signal === undefined ? {} : { signal };
   let due: SecretLeaseDocument[];
   try {
     due = await options.leases.raw.find({ state: 'Active', expiresAt: { $lte: now.toISOString() } }, { limit: batchSize, signal }).toArray();
@@ -38,32 +47,36 @@ export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): 
     throw toStoreError(error, 'finding expired leases', signal);
   }
   let expiredLeases = 0;
-  for (const document of due) if (await endLease(options.leases, parseLease(document), 'Expired', now, signal)) expiredLeases += 1;
+  for (const document of due) {
+    const lease = parseLease(document);
+    const handled = await handleCommand(options.leaseEvents, leaseDecider, streamIdOf(lease, lease.leaseId), { type: 'ExpireLease', now }, handling);
+    if (handled.newEvents.length > 0) expiredLeases += 1;
+  }
 
   let stale: ConnectionDocument[];
   try {
-    stale = await options.connections.raw.find({ state: 'Active', 'secret.kekId': { $ne: options.currentKekId } }, { limit: batchSize, signal }).toArray();
+    stale = await options.connections.raw.find({ state: 'Active', kekId: { $ne: options.currentKekId } }, { limit: batchSize, signal }).toArray();
   } catch (error) {
     throw toStoreError(error, 'finding secrets under an old key-encryption key', signal);
   }
   let rewrappedSecrets = 0;
   let unreadableSecrets = 0;
   for (const document of stale) {
-    const connection = parseConnection(document);
-    let secret;
+    const summary = parseSummary(document);
     try {
-      secret = options.vault.rewrap(connection);
-    } catch {
+      const handled = await handlePreparedCommand(
+        options.connectionEvents,
+        connectionDecider,
+        streamIdOf(summary, summary.connectionId),
+        (state) => ({ type: 'RewrapSecret' as const, secret: state === null ? undefined : options.vault.rewrap(state), now }),
+        handling,
+      );
+      if (handled.newEvents.length > 0) rewrappedSecrets += 1;
+    } catch (error) {
+      // The vault's refusal to decrypt (a KEK gone, a ciphertext that does not open) is INTERNAL; anything else is a fault.
+      if (!hasErrorCode(error) || error.code !== 'INTERNAL') throw error;
       unreadableSecrets += 1;
-      continue;
     }
-    if (secret === undefined) continue;
-    const result = await compareAndSet(
-      options.connections,
-      { id: connection.connectionId, expect: { version: connection.version, state: 'Active' }, where: { tenant: connection.tenant, workspace: connection.workspace }, set: { secret, updatedAt: now.toISOString() } },
-      signal === undefined ? {} : { signal },
-    );
-    if (result.ok) rewrappedSecrets += 1;
   }
   return { expiredLeases, rewrappedSecrets, unreadableSecrets };
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
-import { POLICY_ADMIN_ROLE, type CredentialInput, type Scope, type SecretLease } from '@toolplane/contracts';
-import { connectMessaging, type Messaging } from '@toolplane/messaging';
+import { CachedAccessToken, POLICY_ADMIN_ROLE, secretBrokerTokenBucket, type CredentialInput, type Scope, type SecretLease } from '@toolplane/contracts';
+import { connectMessaging, openKv, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
@@ -12,11 +12,13 @@ import {
   brokerKeys,
   call,
   callRaw,
+  connectionRecord,
   eventually,
   leaseRequest,
   openLease,
   operatorKey,
   operatorToken,
+  recordCounts,
   recordEvents,
   rejection,
   testOperator,
@@ -24,8 +26,9 @@ import {
 } from './harness.js';
 import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
 
-// Two replicas of the broker, started in-process, share one NATS queue group and one database; every request
-// below may land on either of them.
+// Two replicas of the broker, started in-process, share one NATS queue group, the private stream and one database;
+// every request below may land on either of them. The record is the private stream; the collections are read models
+// the projector folds it into, so what a test reads from them it awaits.
 
 const scope = testScope('secretbroker');
 const keys = brokerKeys();
@@ -42,6 +45,12 @@ let tokens: TokenEndpoint;
 
 const leaseDocs = () => store.db.collection<SecretLease>('secret_leases').find({ tenant: main.tenant }).toArray();
 const connectionDoc = (name: string, where: Scope = main) => store.db.collection('connections').findOne({ tenant: where.tenant, workspace: where.workspace, name });
+/** The read model's document of a connection once it shows `version` (the projector has caught up with it). */
+const projectedConnection = (name: string, version: number, where: Scope = main) => eventually(() => connectionDoc(name, where), (doc) => doc?.['version'] === version);
+/** The read model's lease once the projector has folded it (and, if given, its end). */
+const projectedLease = (leaseId: string, state: SecretLease['state'] = 'Active') =>
+  eventually(async () => (await leaseDocs()).find((doc) => doc.leaseId === leaseId), (doc) => doc?.state === state);
+const lastSecret = async (name: string) => (await connectionRecord(m, main, name)).at(-1)?.data.connection.secret;
 
 beforeAll(async () => {
   tokens = await startTokenEndpoint(
@@ -70,14 +79,21 @@ describe('connections', () => {
     const view = await call(m, main, 'createConnection', { name: 'github', allowedTools: ['github.create_issue'], credential: { kind: 'bearer', token: secret }, actor: 'user:mallory' });
     expect(view).toMatchObject({ name: 'github', kind: 'bearer', state: 'Active', secretGeneration: 1, kekId: 'k1', createdBy: testOperator, allowedTools: ['github.create_issue'] });
 
-    const stored = await connectionDoc('github');
-    expect(stored?.['secret']).toMatchObject({ v: 1, kekId: 'k1' });
-    const raw = JSON.stringify(stored);
-    for (const form of [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')]) expect(raw).not.toContain(form);
+    // The record holds the credential encrypted only; the read model holds no secret material at all.
+    const record = await connectionRecord(m, main, 'github');
+    expect(record.map((event) => event.type)).toEqual(['ConnectionCreated']);
+    expect(record[0]?.data.connection.secret).toMatchObject({ v: 1, kekId: 'k1' });
+    const stored = await projectedConnection('github', 1);
+    expect(stored).toMatchObject({ kekId: 'k1', name: 'github' });
+    expect(stored).not.toHaveProperty('secret');
+    expect(JSON.stringify(stored)).not.toContain(record[0]?.data.connection.secret?.ciphertext ?? 'none');
+    for (const raw of [JSON.stringify(record), JSON.stringify(stored)]) {
+      for (const form of [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')]) expect(raw).not.toContain(form);
+    }
 
     const shown = await call(m, main, 'showConnection', { connectionRef: 'github' });
     const byId = await call(m, main, 'showConnection', { connectionRef: view.connectionId });
-    const listed = await call(m, main, 'listConnections', {});
+    const listed = await eventually(() => call(m, main, 'listConnections', {}), (page) => page.items.some((item) => item.name === 'github'));
     expect(byId).toEqual(shown);
     expect(listed.items.map((item) => item.name)).toContain('github');
     expect(JSON.stringify([shown, listed])).not.toContain(secret);
@@ -86,10 +102,10 @@ describe('connections', () => {
 
   it('refuses a second connection of the same name (CONFLICT) and keeps the first', async () => {
     await call(m, main, 'createConnection', { name: 'dup', allowedTools: ['a.b'], credential: { kind: 'api-key', apiKey: 'first' } });
-    const before = await connectionDoc('dup');
+    const before = await connectionRecord(m, main, 'dup');
     const error = await rejection(call(m, main, 'createConnection', { name: 'dup', allowedTools: ['a.b'], credential: { kind: 'api-key', apiKey: 'second' } }));
     expect(error.code).toBe('CONFLICT');
-    expect(await connectionDoc('dup')).toEqual(before);
+    expect(await connectionRecord(m, main, 'dup')).toEqual(before);
   });
 
   it('refuses a malformed secret with INVALID_ARGUMENT that names the field but never the value, and stores nothing', async () => {
@@ -111,6 +127,7 @@ describe('connections', () => {
       callRaw(m, main, 'createConnection', { name: 'malformed', allowedTools: ['a.b'], credential: { kind: 'oauth2-client-credentials', tokenEndpoint: 'https://user:pw@auth.example.com/t', clientId: 'c', clientSecret: secret } }),
     );
     expect(httpsOnly).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'credential.tokenEndpoint must not contain credentials' });
+    expect(await connectionRecord(m, main, 'malformed')).toEqual([]);
     expect(await connectionDoc('malformed')).toBeNull();
   });
 
@@ -138,29 +155,29 @@ describe('leases', () => {
 
     const event = await events.waitFor((e) => e.type === 'SecretLeased' && e.data.invocationId === request.invocationId);
     expect(event).toMatchObject({ data: { leaseId: reply.leaseId, connectionRef: 'lease-basic', toolId: 'crm.read', leasedTo: 'svc:tool-adapter', expiresAt: reply.expiresAt }, metadata: { correlationId: 'corr-lease-1' } });
-    const lease = (await leaseDocs()).find((doc) => doc.leaseId === reply.leaseId);
+    const lease = await projectedLease(reply.leaseId);
     expect(lease).toMatchObject({ state: 'Active', invocationId: request.invocationId, toolId: 'crm.read', leasedTo: 'svc:tool-adapter', secretGeneration: 1, version: 1 });
     expect(JSON.stringify(lease)).not.toContain(secret);
   });
 
   it('refuses a tool not on the allow-list (AUTHORIZATION_DENIED), publishes SecretLeaseDenied, records nothing', async () => {
-    const before = (await leaseDocs()).length;
+    const before = await recordCounts(m, main);
     const request = leaseRequest('github', 'github.delete_repo');
     const error = await rejection(call(m, main, 'leaseSecret', request));
     expect(error.code).toBe('AUTHORIZATION_DENIED');
     const event = await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
     expect(event).toMatchObject({ data: { failure: { code: 'AUTHORIZATION_DENIED' }, toolId: 'github.delete_repo' } });
-    expect(await leaseDocs()).toHaveLength(before);
+    expect(await recordCounts(m, main)).toEqual(before);
   });
 
   it('answers NOT_FOUND to another tenant or workspace, as for a connection that does not exist', async () => {
     const { connectionId } = await call(m, main, 'showConnection', { connectionRef: 'lease-basic' });
-    const before = (await leaseDocs()).length;
+    const before = await Promise.all([main, otherWorkspace, otherTenant].map((where) => recordCounts(m, where)));
     const fromOtherTenant = await rejection(call(m, otherTenant, 'leaseSecret', leaseRequest(connectionId, 'crm.read')));
     const fromOtherWorkspace = await rejection(call(m, otherWorkspace, 'leaseSecret', leaseRequest('lease-basic', 'crm.read')));
     const missing = await rejection(call(m, main, 'leaseSecret', leaseRequest('no-such-connection', 'crm.read')));
     expect([fromOtherTenant.code, fromOtherWorkspace.code, missing.code]).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
-    expect(await leaseDocs()).toHaveLength(before);
+    expect(await Promise.all([main, otherWorkspace, otherTenant].map((where) => recordCounts(m, where)))).toEqual(before);
   });
 
   it('seals only to configured recipients: an unknown recipient key id is refused', async () => {
@@ -173,6 +190,9 @@ describe('leases', () => {
     const request = leaseRequest('lease-basic', 'crm.read');
     const replies = await Promise.all(Array.from({ length: 8 }, () => call(m, main, 'leaseSecret', request)));
     expect(new Set(replies.map((reply) => reply.leaseId)).size).toBe(1);
+    const leaseSubject = Object.entries(await recordCounts(m, main)).filter(([subject]) => subject.endsWith(`.lease.${replies[0]?.leaseId ?? ''}`));
+    expect(leaseSubject).toEqual([[expect.any(String), 1]]);
+    await projectedLease(replies[0]?.leaseId ?? '');
     const leases = (await leaseDocs()).filter((doc) => doc.invocationId === request.invocationId);
     expect(leases).toHaveLength(1);
     for (const reply of replies) expect(openLease(keys, reply, request.invocationId)).toMatchObject({ kind: 'basic' });
@@ -197,12 +217,14 @@ describe('rotation and revocation', () => {
     await call(m, main, 'createConnection', { name: 'rotating', allowedTools: ['svc.call'], credential: { kind: 'api-key', apiKey: first } });
     const early = leaseRequest('rotating', 'svc.call');
     expect(openLease(keys, await call(m, main, 'leaseSecret', early), early.invocationId)).toEqual({ kind: 'api-key', apiKey: first });
-    const before = await connectionDoc('rotating');
+    const before = await lastSecret('rotating');
 
     const rotated = await call(m, main, 'rotateConnection', { connectionRef: 'rotating', credential: { kind: 'api-key', apiKey: second } });
     expect(rotated).toMatchObject({ secretGeneration: 2, version: 2 });
-    const after = await connectionDoc('rotating');
-    expect(after?.['secret']).not.toEqual(before?.['secret']);
+    const after = await lastSecret('rotating');
+    expect(after).toBeDefined();
+    expect(after).not.toEqual(before);
+    expect(await projectedConnection('rotating', 2)).toMatchObject({ secretGeneration: 2 });
 
     const late = leaseRequest('rotating', 'svc.call');
     expect(openLease(keys, await call(m, main, 'leaseSecret', late), late.invocationId)).toEqual({ kind: 'api-key', apiKey: second });
@@ -210,10 +232,10 @@ describe('rotation and revocation', () => {
   });
 
   it('refuses a rotation to another kind (INVALID_ARGUMENT) and changes nothing', async () => {
-    const before = await connectionDoc('rotating');
+    const before = await connectionRecord(m, main, 'rotating');
     const error = await rejection(call(m, main, 'rotateConnection', { connectionRef: 'rotating', credential: { kind: 'bearer', token: 'x' } }));
     expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(await connectionDoc('rotating')).toEqual(before);
+    expect(await connectionRecord(m, main, 'rotating')).toEqual(before);
   });
 
   it('revokes: the secret is deleted, outstanding leases are revoked, further leases are denied, and revoking again is harmless', async () => {
@@ -224,16 +246,18 @@ describe('rotation and revocation', () => {
     const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'doomed', reason: 'leaked', actor: 'user:mallory' }, revoker);
     expect(revoked).toMatchObject({ state: 'Revoked', revokeReason: 'leaked', revokedBy: 'user:revoker' });
     expect(revoked.kekId).toBeUndefined();
-    expect(await connectionDoc('doomed')).not.toHaveProperty('secret');
-    const leases = (await leaseDocs()).filter((doc) => outstanding.some((reply) => reply.leaseId === doc.leaseId));
-    expect(leases.map((doc) => doc.state)).toEqual(['Revoked', 'Revoked']);
+    expect(await lastSecret('doomed')).toBeUndefined();
+    expect(await projectedConnection('doomed', revoked.version)).not.toHaveProperty('kekId');
+    for (const reply of outstanding) expect(await projectedLease(reply.leaseId, 'Revoked')).toMatchObject({ state: 'Revoked', endedAt: revoked.revokedAt });
 
     const request = leaseRequest('doomed', 'svc.call');
     expect((await rejection(call(m, main, 'leaseSecret', request))).code).toBe('AUTHORIZATION_DENIED');
     await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
     expect((await rejection(call(m, main, 'rotateConnection', { connectionRef: 'doomed', credential: { kind: 'bearer', token: 'x' } }))).code).toBe('CONFLICT');
     expect(await call(m, main, 'revokeConnection', { connectionRef: 'doomed' })).toMatchObject({ state: 'Revoked', version: revoked.version });
-    expect((await call(m, main, 'listConnections', { state: 'Revoked' })).items.map((item) => item.name)).toEqual(['doomed']);
+    const revokedList = await eventually(() => call(m, main, 'listConnections', { state: 'Revoked' }), (page) => page.items.length > 0);
+    expect(revokedList.items.map((item) => item.name)).toEqual(['doomed']);
+    expect((await connectionRecord(m, main, 'doomed')).map((event) => event.type)).toEqual(['ConnectionCreated', 'ConnectionRevoked']);
   });
 });
 
@@ -255,7 +279,9 @@ describe('oauth2-client-credentials', () => {
       expect(token).toMatchObject({ accessToken: firstToken.kind === 'oauth2-client-credentials' ? firstToken.accessToken : '' });
     }
     expect(tokens.requests('long-lived')).toBe(1);
-    const cached = await store.db.collection('access_tokens').findOne({ tenant: main.tenant });
+    const bucket = await openKv(m, { name: secretBrokerTokenBucket.name }, CachedAccessToken);
+    const cached = await bucket.get(`${main.tenant}.${main.workspace}.${firstReply.connectionId}`);
+    expect(cached?.value).toMatchObject({ connectionId: firstReply.connectionId, secretGeneration: 1, token: { kekId: 'k1' } });
     expect(JSON.stringify(cached)).not.toContain(tokens.issued[0] ?? 'none');
   });
 
@@ -288,6 +314,7 @@ describe('oauth2-client-credentials', () => {
 
   it('refuses the lease when the token endpoint rejects the client (AUTHENTICATION_FAILED), without repeating the secret', async () => {
     await call(m, main, 'createConnection', { name: 'crm-wrong', allowedTools: ['crm.read'], credential: oauth2('long-lived', 'tp-canary-wrong-secret') });
+    const before = await recordCounts(m, main);
     const request = leaseRequest('crm-wrong', 'crm.read');
     const error = await rejection(call(m, main, 'leaseSecret', request));
     expect(error.code).toBe('AUTHENTICATION_FAILED');
@@ -295,7 +322,7 @@ describe('oauth2-client-credentials', () => {
     expect(error.message).not.toContain('tp-canary');
     const denied = await events.waitFor((e) => e.type === 'SecretLeaseDenied' && e.data.invocationId === request.invocationId);
     expect(JSON.stringify(denied)).not.toContain('tp-canary');
-    expect((await leaseDocs()).some((doc) => doc.invocationId === request.invocationId)).toBe(false);
+    expect(await recordCounts(m, main)).toEqual(before);
   });
 
   it('does not cache a token whose endpoint gave no expires_in, and leases it for no longer than a lease', async () => {
@@ -327,7 +354,8 @@ describe('operator tokens', () => {
       () => 'OK',
       (error: unknown) => (error as { code: string }).code,
     );
-  const connections = () => store.db.collection('connections').find({ tenant: main.tenant, workspace: main.workspace }, { sort: { name: 1 } }).toArray();
+  // The record of the scope: what a refused command must leave as it was.
+  const connections = () => recordCounts(m, main);
 
   beforeAll(async () => {
     await call(m, main, 'createConnection', create);
@@ -372,7 +400,8 @@ describe('operator tokens', () => {
     const rotated = await call(m, main, 'rotateConnection', { connectionRef: 'attributed', credential: { kind: 'api-key', apiKey: 'second' }, actor: 'user:mallory' }, alice);
     const revoked = await call(m, main, 'revokeConnection', { connectionRef: 'attributed', actor: 'user:mallory' }, alice);
     expect([created.createdBy, rotated.rotatedBy, revoked.revokedBy]).toEqual(['user:alice', 'user:alice', 'user:alice']);
-    expect(JSON.stringify(await connectionDoc('attributed'))).not.toContain('user:mallory');
+    expect(JSON.stringify(await connectionRecord(m, main, 'attributed'))).not.toContain('user:mallory');
+    expect(JSON.stringify(await projectedConnection('attributed', revoked.version))).not.toContain('user:mallory');
   });
 
   it('a lease needs no operator token (the tool adapter sends none; NATS permissions decide)', async () => {

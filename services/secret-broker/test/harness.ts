@@ -3,8 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
+  ConnectionEvent,
   LeasedCredential,
   LifecycleEvent,
+  connectionSubject,
+  secretBrokerStream,
   POLICY_ADMIN_ROLE,
   commandSubject,
   eventFilter,
@@ -14,9 +17,11 @@ import {
   type SecretLeaseRequest,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, issueToken } from '@toolplane/auth';
-import { request, type Messaging } from '@toolplane/messaging';
+import { readSubject, request, type Messaging } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair, openSealedBox, type EncodedKeyPair } from '@toolplane/sealing';
 import type { TestScope } from '@toolplane/testing';
+import { storedAppendSchema } from '@toolplane/event-store';
+import { connectionIdOfName } from '../src/core/aggregate-ids.js';
 
 /** The keys of a test broker: one KEK, and the tool adapter's recipient key pair. */
 export interface BrokerKeys {
@@ -182,4 +187,16 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
     if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The events of a connection (by name) as the broker's private stream holds them: its record, ciphertexts included. */
+export async function connectionRecord(m: Messaging, scope: Scope, name: string): Promise<ConnectionEvent[]> {
+  const log = await readSubject(m, { stream: secretBrokerStream.name, subject: connectionSubject(scope, connectionIdOfName(scope, name)), schema: storedAppendSchema(ConnectionEvent) });
+  return log.entries.flatMap((entry) => entry.value.events);
+}
+
+/** How many messages each subject of a scope holds in the private stream: equal before and after means nothing was appended. */
+export async function recordCounts(m: Messaging, scope: Scope): Promise<Record<string, number>> {
+  const info = await m.manager.streams.info(secretBrokerStream.name, { subjects_filter: `tp.v1.sec.${scope.tenant}.${scope.workspace}.>` });
+  return { ...(info.state.subjects ?? {}) };
 }

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKek } from '@toolplane/sealing';
-import type { EncryptedEnvelope, Scope } from '@toolplane/contracts';
+import type { Scope } from '@toolplane/contracts';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
-import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { connectionIdOfName } from '../src/core/aggregate-ids.js';
+import { connectionEventStore, streamIdOf } from '../src/event-stores.js';
 import { secretBrokerService } from '../src/mod.js';
-import { brokerEnv, brokerKeys, call, eventually, leaseRequest, openLease, rejection } from './harness.js';
+import { brokerEnv, brokerKeys, call, connectionRecord, eventually, leaseRequest, openLease, recordCounts, rejection } from './harness.js';
 
 // Key-encryption key rotation as an operator does it, and ciphertexts moved between records, against the real
 // servers: each phase runs its own broker replicas with the keyring of that phase.
@@ -18,7 +19,6 @@ const main: Scope = { tenant: scope.prefix, workspace: 'main' };
 const names = ['alpha', 'beta', 'gamma'];
 
 let m: Messaging;
-let store: Store;
 let running: RunningService[] = [];
 
 const keyring = (current: string, entries: Record<string, string>) => JSON.stringify({ current, keys: entries });
@@ -28,7 +28,8 @@ async function replicas(kekConfig: string, count = 2): Promise<void> {
   running = [];
   for (let i = 0; i < count; i += 1) running.push(await startService(secretBrokerService, { ...env, INSTANCE_ID: `r${i}` }));
 }
-const secrets = () => store.db.collection<{ name: string; secret?: EncryptedEnvelope }>('connections').find({ tenant: main.tenant }).toArray();
+// Each connection's current secret, as its record (the private stream) holds it.
+const secrets = () => Promise.all(names.map(async (name) => ({ name, secret: (await connectionRecord(m, main, name)).at(-1)?.data.connection.secret })));
 async function leaseValue(name: string): Promise<unknown> {
   const request = leaseRequest(name, 'svc.call');
   return openLease(keys, await call(m, main, 'leaseSecret', request), request.invocationId);
@@ -36,13 +37,11 @@ async function leaseValue(name: string): Promise<unknown> {
 
 beforeAll(async () => {
   m = await connectMessaging({ url: scope.natsUrl, name: 'secret-broker-keys-test' });
-  store = await connectStore({ url: scope.mongoUrl, dbName: scope.dbName, appName: 'secret-broker-keys-test' });
 });
 
 afterAll(async () => {
   await Promise.all(running.map((replica) => replica.stop()));
   await m.drain();
-  await store.close();
 });
 
 describe('key-encryption key rotation', () => {
@@ -81,13 +80,18 @@ describe('key-encryption key rotation', () => {
 describe('ciphertexts are bound to their connection', () => {
   it('refuses a secret copied from another connection and grants nothing', async () => {
     await replicas(keyring('k2', { k2 }), 1);
-    const connections = store.db.collection<{ name: string; secret?: EncryptedEnvelope }>('connections');
-    const alpha = await connections.findOne({ tenant: main.tenant, name: 'alpha' });
-    // Tampering at the database, below the broker: beta now holds alpha's ciphertext.
-    await connections.updateOne({ tenant: main.tenant, name: 'beta' }, { $set: { secret: alpha?.secret } });
+    // Tampering with the record, below the broker: beta's subject now says it holds alpha's ciphertext.
+    const events = connectionEventStore(m);
+    const alpha = (await connectionRecord(m, main, 'alpha')).at(-1)?.data.connection;
+    const betaStream = streamIdOf(main, connectionIdOfName(main, 'beta'));
+    const beta = await events.readStream(betaStream);
+    const betaConnection = beta.events.at(-1)?.data.connection;
+    if (alpha?.secret === undefined || betaConnection === undefined) throw new Error('alpha and beta should exist');
+    await events.appendToStream(betaStream, [{ type: 'ConnectionSecretRewrapped', data: { connection: { ...betaConnection, secret: alpha.secret } } }], { expectedVersion: beta.version });
+    const before = await recordCounts(m, main);
     const request = leaseRequest('beta', 'svc.call');
     const error = await rejection(call(m, main, 'leaseSecret', request));
     expect(error).toMatchObject({ code: 'INTERNAL', message: 'the stored credential of connection beta cannot be decrypted (decryption-failed)' });
-    expect(await store.db.collection('secret_leases').countDocuments({ invocationId: request.invocationId })).toBe(0);
+    expect(await recordCounts(m, main)).toEqual(before);
   });
 });

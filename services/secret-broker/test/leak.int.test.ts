@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { streams, type Scope } from '@toolplane/contracts';
+import { secretBrokerStream, secretBrokerTokenBucket, streams, type Scope } from '@toolplane/contracts';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { freePort, testScope } from '@toolplane/testing';
@@ -14,8 +14,9 @@ import { startTokenEndpoint, type TokenEndpoint } from './token-endpoint.js';
 
 // THE LEAK TEST. The whole lease path runs with recognisable secrets: two broker processes at LOG_LEVEL=trace,
 // the real `toolplane` CLI for every operator step (with an operator token, itself a credential searched for), the
-// tool adapter's side of leases over NATS, and a real token endpoint. Afterwards every log line, every event on the events stream, every document of every collection and
-// all CLI output is searched for every secret, in every encoding it could take. There must be no hit.
+// tool adapter's side of leases over NATS, and a real token endpoint. Afterwards every log line, every event on the events stream, every document of every collection,
+// every message of the broker's private stream and token bucket, and all CLI output is searched for every secret, in every encoding it could take. There must
+// be no hit. The public side (logs, events, read models, CLI output) is also searched for every ciphertext and wrapped key the private side holds.
 
 const scope = testScope('secretbrokerleak');
 const keys = brokerKeys();
@@ -134,28 +135,49 @@ describe('the secret-leak search', () => {
       haystacks.set(`broker ${i} stdout`, broker.stdout());
       haystacks.set(`broker ${i} stderr`, broker.stderr());
     });
-    const info = await m.manager.streams.info(streams.events.name);
-    const events: string[] = [];
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
-      const message = await m.manager.streams.getMessage(streams.events.name, { seq }).catch(() => null);
-      if (message !== null) events.push(`${message.subject} ${new TextDecoder().decode(message.data)}`);
-    }
+    const messagesOf = async (stream: string) => {
+      const info = await m.manager.streams.info(stream);
+      const messages: string[] = [];
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq += 1) {
+        const message = await m.manager.streams.getMessage(stream, { seq }).catch(() => null);
+        if (message !== null) messages.push(`${message.subject} ${new TextDecoder().decode(message.data)}`);
+      }
+      return messages;
+    };
+    const events = await messagesOf(streams.events.name);
     haystacks.set('events stream', events.join('\n'));
+    const privateRecord = await messagesOf(secretBrokerStream.name);
+    const tokenBucket = await messagesOf(`KV_${secretBrokerTokenBucket.name}`);
     const collections = await store.db.listCollections().toArray();
     for (const { name } of collections) haystacks.set(`collection ${name}`, JSON.stringify(await store.db.collection(name).find({}).toArray()));
     haystacks.set('CLI output', cliOutput.join('\n'));
+    // Everything above is the public side; the private side is searched for the plaintexts as well.
+    const publicSide = new Map(haystacks);
+    haystacks.set('private stream', privateRecord.join('\n'));
+    haystacks.set('token bucket', tokenBucket.join('\n'));
 
     // The haystacks are the real thing: trace-level logs of both replicas, our events, our documents.
     const logs = brokers.map((broker) => broker.stdout()).join('');
     for (const message of ['lease granted', 'lease denied', 'connection created', 'connection rotated', 'connection revoked', 'access token obtained', '"level":"debug"', '"level":"trace"']) expect(logs).toContain(message);
     expect(events.filter((event) => event.includes(main.tenant) && event.includes('SecretLeased')).length).toBeGreaterThanOrEqual(6);
     expect(events.some((event) => event.includes(main.tenant) && event.includes('SecretLeaseDenied'))).toBe(true);
-    expect(collections.map((collection) => collection.name)).toEqual(expect.arrayContaining(['connections', 'secret_leases', 'access_tokens']));
+    expect(collections.map((collection) => collection.name)).toEqual(expect.arrayContaining(['connections', 'secret_leases']));
+    expect(privateRecord.filter((message) => message.includes(main.tenant) && message.includes('"ConnectionCreated"'))).toHaveLength(3);
+    expect(privateRecord.filter((message) => message.includes(main.tenant) && message.includes('"LeaseGranted"')).length).toBeGreaterThanOrEqual(6);
+    expect(tokenBucket.length).toBeGreaterThanOrEqual(2);
     expect(haystacks.get('collection connections')).toContain('leak-oauth');
     expect(haystacks.get('CLI output')).toContain('leak-basic');
 
     const everySecret = [...Object.values(secrets), ...tokens.issued, token];
     expect(tokens.issued).toHaveLength(2);
     expect(findLeaks(everySecret, haystacks)).toEqual([]);
+
+    // The private side's ciphertexts and wrapped keys never reach the public side, nor do its records.
+    // Each part's first 16 characters (96 bits) are searched for, so a part copied in pieces is found too.
+    const envelopeParts = [...privateRecord, ...tokenBucket].flatMap((message) => [...message.matchAll(/"(?:ciphertext|wrappedKey)":"([A-Za-z0-9_-]{16})/g)].map((match) => match[1] ?? ''));
+    // Five credentials (three created, two rotated) and the bucket's latest access token, each a ciphertext and a wrapped key.
+    expect(envelopeParts.length).toBeGreaterThanOrEqual(2 * (3 + 2 + 1));
+    expect(findLeaks(envelopeParts, publicSide)).toEqual([]);
+    for (const type of ['ConnectionCreated', 'ConnectionRotated', 'ConnectionRevoked', 'LeaseGranted', 'LeaseEnded']) expect(haystacks.get('events stream')).not.toContain(type);
   });
 });

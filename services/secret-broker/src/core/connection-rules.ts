@@ -1,6 +1,7 @@
 import {
   ToolplaneError,
   type Connection,
+  type ConnectionSummary,
   type ConnectionView,
   type CreateConnectionRequest,
   type CredentialInput,
@@ -158,9 +159,16 @@ export function planRevocation(
   };
 }
 
+/** A connection as the `connections` read model holds it: its metadata and the KEK id of its secret, never the secret. */
+export function toConnectionSummary(connection: Connection): ConnectionSummary {
+  const { secret, ...metadata } = connection;
+  return { ...metadata, ...(secret === undefined ? {} : { kekId: secret.kekId }) };
+}
+
 /** A connection as reads show it: an explicit list of metadata fields, so secret material can never slip through. */
-export function toConnectionView(connection: Connection): ConnectionView {
+export function toConnectionView(connection: Connection | ConnectionSummary): ConnectionView {
   const optional = <K extends keyof Connection & keyof ConnectionView>(key: K) => (connection[key] === undefined ? {} : { [key]: connection[key] });
+  const kekId = ('kekId' in connection ? connection.kekId : undefined) ?? ('secret' in connection ? connection.secret?.kekId : undefined);
   return {
     connectionId: connection.connectionId,
     name: connection.name,
@@ -169,7 +177,7 @@ export function toConnectionView(connection: Connection): ConnectionView {
     allowedTools: [...connection.allowedTools],
     ...optional('description'),
     secretGeneration: connection.secretGeneration,
-    ...(connection.secret === undefined ? {} : { kekId: connection.secret.kekId }),
+    ...(kekId === undefined ? {} : { kekId }),
     ...(connection.oauth2 === undefined ? {} : { oauth2: { ...connection.oauth2, scopes: [...connection.oauth2.scopes] } }),
     createdAt: connection.createdAt,
     ...optional('createdBy'),
