@@ -170,8 +170,11 @@ function decideHealthCheck(command: Extract<ServerCommand, { type: 'RecordHealth
     if (state.health.consecutiveFailures === 0 && state.health.lastError === undefined) return [];
     return [{ type: 'HealthRecorded', health: { consecutiveFailures: 0, lastCheckedAt: at }, at }];
   }
-  const failures = state.health.consecutiveFailures + 1;
   const lastError = (outcome.error.trim() === '' ? 'health check failed' : outcome.error).slice(0, 1024);
+  // A Degraded server that keeps failing the same way is not recorded again on every check: its record (read for
+  // every decision about it) would otherwise grow with the time it stays down.
+  if (state.state === 'Degraded' && state.health.consecutiveFailures >= command.failureThreshold && state.health.lastError === lastError) return [];
+  const failures = state.health.consecutiveFailures + 1;
   const recorded: ServerEvent = { type: 'HealthRecorded', health: { consecutiveFailures: failures, lastCheckedAt: at, lastError }, at };
   if (state.state === 'Active' && failures >= command.failureThreshold) {
     return [recorded, transition(state.state, 'HandshakeFailed', 'degrade', at, `${failures} consecutive failed health checks: ${lastError}`)];

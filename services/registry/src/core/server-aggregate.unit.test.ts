@@ -161,6 +161,14 @@ describe('health checks', () => {
     expect(foldServer(state, events)).toMatchObject({ state: 'Degraded', health: { consecutiveFailures: 3, lastError: 'connection refused' } });
   });
 
+  it('does not record a Degraded server that keeps failing the same way again (its record would grow with every check)', () => {
+    const steady = server('Degraded', { health: { consecutiveFailures: 3, lastError: 'connection refused' } });
+    expect(decideServer(failed(), steady)).toEqual([]);
+    // Another failure is recorded, and so is one of a server not yet at the threshold.
+    expect(decideServer(failed(3, 'timed out'), steady).map((e) => e.type)).toEqual(['HealthRecorded']);
+    expect(decideServer(failed(), { ...steady, health: { consecutiveFailures: 1, lastError: 'connection refused' } }).map((e) => e.type)).toEqual(['HealthRecorded']);
+  });
+
   it('brings a Degraded server back to Active on success (HandshakeRecovered) and resets the count', () => {
     const degraded = server('Degraded', { health: { consecutiveFailures: 5, lastError: 'x' } });
     const events = decideServer(ok, degraded);

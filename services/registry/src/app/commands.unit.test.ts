@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { BindToolRequest, RegisterServerRequest, sha256Hex, type McpServerRecord, type RegistryEvent, type ServerNameRecord, type ToolDescriptor, type ToolDescriptorRecord } from '@toolplane/contracts';
+import { inMemoryEventStore } from '@toolplane/event-store';
+import type { McpGateway } from '../adapters/mcp-gateway.js';
+import type { DiscoveredCapabilities } from '../core/snapshot.js';
+import type { RegistryContext } from './registry-context.js';
+import { discoverServer, getServer, registerServer, retireServer } from './server-commands.js';
+import { bindTool, unbindTool } from './tool-commands.js';
+
+// The registry's command handlers on in-memory event stores: decisions are read from and appended to the record
+// alone (the read models are untouchable here), and every append's public events are published once.
+
+const scope = { tenant: 'acme', workspace: 'dev' };
+const operator = 'user:op@example.com';
+const found: DiscoveredCapabilities = {
+  protocolVersion: '2025-06-18',
+  serverInfo: { name: 'everything', version: '1.0.0' },
+  tools: [{ name: 'echo', inputSchemaJson: '{"type":"object","properties":{"message":{"type":"string"}}}', definitionHash: sha256Hex('echo') }],
+  resources: [],
+  prompts: [],
+};
+
+function registry() {
+  const published: RegistryEvent[] = [];
+  const readModel: ToolDescriptor[] = [];
+  let ids = 0;
+  const mcp: Partial<McpGateway> = {
+    findExecutable: (executable) => Promise.resolve(executable),
+    discover: () => Promise.resolve(found),
+    release: () => Promise.resolve(),
+  };
+  const untouchable = new Proxy({} as RegistryContext['readModels'], {
+    get: () => {
+      throw new Error('a read model was read by a command');
+    },
+  });
+  const context: RegistryContext = {
+    stores: { servers: inMemoryEventStore<McpServerRecord>(), descriptors: inMemoryEventStore<ToolDescriptorRecord>(), names: inMemoryEventStore<ServerNameRecord>() },
+    readModels: untouchable,
+    readModelsCaughtUp: () => Promise.resolve(),
+    mcp: mcp as McpGateway,
+    publishEvents: (events) => Promise.resolve(void published.push(...events)),
+    publishDescriptor: (descriptor) => Promise.resolve(void readModel.push(descriptor)),
+    now: () => '2026-11-29T12:00:00.000Z',
+    newId: () => `0b9f6a3e-2f4c-4b7a-9c1d-5e6f7a8b9c${String(ids++).padStart(2, '0')}`,
+    failureThreshold: 3,
+  };
+  return { context, published, readModel };
+}
+
+const stdio = RegisterServerRequest.parse({ name: 'everything', stdio: { executable: '/usr/bin/mcp', args: ['stdio'] } });
+const echo = (serverId: string, overrides: Partial<BindToolRequest> = {}): BindToolRequest =>
+  BindToolRequest.parse({ serverId, toolName: 'echo', sideEffectClass: 'READ', riskClass: 'LOW', idempotency: 'NATURAL', ...overrides });
+
+describe('the registry commands on the record', () => {
+  it('register, discover, bind, unbind and retire a server through the record alone, publishing each change once', async () => {
+    const { context, published, readModel } = registry();
+    const first = await registerServer(context, scope, stdio, operator);
+    expect(first.created).toBe(true);
+    expect(await registerServer(context, scope, stdio, operator)).toEqual({ server: first.server, created: false });
+    await expect(registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, stdio: { executable: '/usr/bin/mcp', args: ['other'] } }), operator)).rejects.toMatchObject({ code: 'CONFLICT' });
+    const { serverId } = first.server;
+
+    expect((await discoverServer(context, scope, serverId, operator)).server.state).toBe('Verified');
+    const bound = await bindTool(context, scope, echo(serverId), operator);
+    expect(bound).toMatchObject({ created: true, serverState: 'Active', descriptor: { toolId: 'everything.echo', toolVersion: '1', active: true } });
+    expect(await bindTool(context, scope, echo(serverId), operator)).toMatchObject({ created: false, descriptor: { toolVersion: '1' } });
+    const rebound = await bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator);
+    expect(rebound.descriptor).toMatchObject({ toolVersion: '2', riskClass: 'MEDIUM' });
+    expect((await unbindTool(context, scope, { serverId, toolName: 'echo' }, operator)).descriptor).toMatchObject({ toolVersion: '2', active: false, inactiveReason: 'Unbound' });
+
+    const retired = await retireServer(context, scope, serverId, 'done', operator);
+    expect(retired).toMatchObject({ server: { state: 'Retired' }, retiredDescriptors: 0 });
+    expect((await retireServer(context, scope, serverId, 'again', operator)).server.version).toBe(retired.server.version);
+    expect(await getServer(context, scope, serverId)).toEqual(retired.server);
+
+    expect(published.map((event) => event.type)).toEqual([
+      'McpServerRegistered',
+      'McpCapabilitiesDiscovered',
+      'McpServerStateChanged',
+      'McpServerStateChanged',
+      'ToolDescriptorActivated',
+      'ToolDescriptorActivated',
+      'ToolDescriptorRetired',
+      'ToolDescriptorRetired',
+      'McpServerStateChanged',
+    ]);
+    expect(new Set(published.map((event) => event.metadata.eventId)).size).toBe(published.length);
+    expect(published.every((event) => event.metadata.actor === operator)).toBe(true);
+    expect(readModel.filter((d) => d.toolVersion === '1').map((d) => d.inactiveReason ?? 'active')).toEqual(['active', 'active', 'Superseded']);
+  });
+
+  it('frees a retired server name for a new server, and refuses to change a server that does not exist', async () => {
+    const { context } = registry();
+    const first = await registerServer(context, scope, stdio, operator);
+    await retireServer(context, scope, first.server.serverId, undefined, operator);
+    const second = await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, stdio: { executable: '/usr/bin/mcp', args: ['fixed'] } }), operator);
+    expect(second.created).toBe(true);
+    expect(second.server.serverId).not.toBe(first.server.serverId);
+    await expect(retireServer(context, scope, '0b9f6a3e-2f4c-4b7a-9c1d-000000000000', undefined, operator)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
