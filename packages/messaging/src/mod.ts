@@ -12,6 +12,7 @@ export { openKv, type KvBucketSpec, type KvChange, type KvValue, type KvWatch, t
 export type { Messaging, StopOptions, Stoppable } from './messaging.js';
 export type { ConsumerDiagnostic, DeliveryContext, MessageHandler } from './process-message.js';
 export { publish, type PublishAck, type PublishOptions } from './publish.js';
+export { purgeSubject } from './purge-subject.js';
 export { appendToSubject, isSubjectMovedOn, lastSubjectSequence, readSubject, subjectMovedOn, type AppendOptions, type ReadSubjectOptions, type SubjectEntry, type SubjectLog } from './subject-log.js';
 export { request, type RequestOptions } from './request.js';
 export { serve, type RequestContext, type RequestHandler, type ServeDiagnostic, type ServeHandle, type ServeOptions } from './serve.js';
