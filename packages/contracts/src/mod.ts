@@ -278,6 +278,7 @@ export {
 export { ConnectionCreated, ConnectionEvent, ConnectionRevoked, ConnectionRotated, ConnectionSecretRewrapped, ConnectionSummary, LeaseEnded, LeaseEvent, LeaseGranted, SecretBrokerRecord, connectionSubject, leaseSubject, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream, secretBrokerTokenBucket } from './secret-broker-stream.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
 export { streams, type StreamDefinition } from './streams.js';
+export { InvocationCallId, InvocationLeaseRenewed, InvocationRecorded, InvocationStateEvent, ToolCallIndexed, invocationStateFilter, invocationStateStream, invocationStateSubject, toolCallIndexSubject } from './invocation-state.js';
 export {
   CommandService,
   SUBJECT_PREFIX,

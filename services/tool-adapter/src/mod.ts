@@ -1,8 +1,9 @@
 export { toolAdapterConfig, toolAdapterConsumers, toolAdapterService, type ToolAdapterConfig } from './service.js';
-export { collections, toolInvocations, type StoredInvocation } from './collections.js';
+export { collections } from './collections.js';
 export { agentProfileBucket, agentProfileKey, tenantPolicyBucket, tenantPolicyKey, type StoredAgentProfile } from './adapters/policy-buckets.js';
 export { rateCounterBucket } from './adapters/rate-counters.js';
-export { invocationDocumentId } from './adapters/invocation-store.js';
+export { callStreamId, invocationDocumentId, storedInvocationOf, type StoredInvocation } from './adapters/invocation-store.js';
+export { invocationDecider, leaseAlive, type InvocationCallState, type InvocationCommand } from './core/invocation-decider.js';
 export { descriptorBucket } from '@toolplane/messaging';
 // The pure core of the governed pipeline (no I/O; clock, ids, keys and secrets come in as arguments).
 export {

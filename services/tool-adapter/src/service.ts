@@ -1,4 +1,4 @@
-import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
+import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, invocationStateStream, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume, createDescriptorCache, ensureConsumer, type ConsumerSpec } from '@toolplane/messaging';
@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { secretBrokerLeaser } from './adapters/credential-leaser.js';
-import { InvocationStore } from './adapters/invocation-store.js';
+import { jetStreamInvocationCalls } from './adapters/invocation-store.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
 import { openPolicyBuckets } from './adapters/policy-buckets.js';
 import { PolicyDocuments } from './adapters/policy-documents.js';
@@ -20,8 +20,9 @@ import { receiptKeySetOf, serveAdapterCommands } from './app/adapter-commands.js
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { serveInvocationLookup } from './app/invocation-lookup.js';
 import { handleInvocationRequest } from './app/invocation-handler.js';
+import { natsOutlet } from './app/publishing.js';
 import type { InvocationRuntime } from './app/invocation-runtime.js';
-import { collections, toolInvocations } from './collections.js';
+import { collections } from './collections.js';
 import { ArgumentValidators } from './core/argument-validation.js';
 import { receiptSigner } from './core/receipts.js';
 import { SealingKeySetting } from './sealing-key-setting.js';
@@ -100,7 +101,8 @@ function requestsConsumer(ackWaitMs: number): ConsumerSpec {
 export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   name: 'tool-adapter',
   config: toolAdapterConfig,
-  streams: [streams.invocations, streams.events, streams.deadLetters],
+  // The invocation state is the adapter's private stream: its calls' records, arguments and results included.
+  streams: [streams.invocations, streams.events, streams.deadLetters, invocationStateStream],
   consumers: [
     {
       stream: streams.invocations.name,
@@ -118,7 +120,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   ],
   collections,
   start: async (context) => {
-    const { config, logger, messaging, store, signal } = context;
+    const { config, logger, messaging, signal } = context;
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every context token will be refused');
     let signingKey = config.ADAPTER_SIGNING_KEY;
@@ -149,7 +151,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     const receiptKey = { keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey };
     const runtime: InvocationRuntime = {
       messaging,
-      invocations: new InvocationStore(store.collection(toolInvocations), config.ADAPTER_PROCESSING_LEASE_MS),
+      calls: jetStreamInvocationCalls(messaging, config.ADAPTER_PROCESSING_LEASE_MS),
+      outlet: natsOutlet(messaging),
       descriptors,
       servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
       executor: new McpExecutor(pool),

@@ -14,6 +14,7 @@ import {
   ServerRequest,
   ToolDescriptor,
   commandFilter,
+  invocationStateStream,
   descriptorKey,
   invocationReplySubject,
   invocationRequestMsgId,
@@ -22,7 +23,6 @@ import {
   type AgentProfile,
   type ApprovalRequested,
   type JsonObject,
-  type LifecycleEvent,
   type McpServerSetting,
   type OperatorClaims,
   type Scope,
@@ -30,11 +30,10 @@ import {
 } from '@toolplane/contracts';
 import { issueToken, type Lifetime, type SigningKeyPair } from '@toolplane/auth';
 import { fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
-import { publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
-import type { Store } from '@toolplane/store';
-import { invocationDocumentId } from './adapters/invocation-store.js';
+import { ensureStream, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { jetStreamInvocationCalls, storedInvocationOf, type StoredInvocation } from './adapters/invocation-store.js';
 import { agentProfileKey, openPolicyBuckets, tenantPolicyKey } from './adapters/policy-buckets.js';
-import { toolInvocations, type StoredInvocation } from './collections.js';
+import type { PipelineEvent } from './core/invocation-event-log.js';
 import { advancePipeline, receiveInvocation, type PipelineState, type StageOutcome } from './core/invocation-pipeline.js';
 import { defaultTenantPolicy, evaluatePolicy, type CallerIdentity } from './core/policy-evaluator.js';
 import type { ReceiptSigner } from './core/receipts.js';
@@ -283,9 +282,10 @@ export async function invokeAndAwaitReply(messaging: Messaging, scope: Scope, re
   throw new Error('no reply');
 }
 
-/** The stored invocation of `scope` under `idempotencyKey`, null when there is none. */
-export function storedInvocation(store: Store, scope: Scope, idempotencyKey: string): Promise<StoredInvocation | null> {
-  return store.collection(toolInvocations).raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) });
+/** The invocation of `scope` under `idempotencyKey` as its record on the adapter's private stream has it, null when there is none. */
+export async function storedInvocation(messaging: Messaging, scope: Scope, idempotencyKey: string): Promise<StoredInvocation | null> {
+  const { state } = await jetStreamInvocationCalls(messaging, 1_000).read(scope, idempotencyKey);
+  return storedInvocationOf(state) ?? null;
 }
 
 /** How many pipeline outcomes lead up to a started call (TOOL_RESOLUTION … START). */
@@ -309,23 +309,28 @@ export interface CrashedCall {
 }
 
 /**
- * Leaves a call as an adapter killed at some step would: the document as persisted at that step (built by the core,
- * exactly as the adapter builds it, with the call's agent profile and the default tenant policy), its
- * processing lease expired, and none of its events published; a parked call with its ApprovalRequested in the outbox.
- * The request's redelivery then finds it.
+ * Leaves a call as an adapter killed at some step would: the call recorded on the adapter's private stream as it
+ * was at that step (built by the core, exactly as the adapter builds it, with the call's agent profile and the
+ * default tenant policy) with the events up to it, its processing lease expired, and none of its events published;
+ * a parked call indexed by its ToolCallId, as the adapter parks it. The request's redelivery then finds it.
  */
-export async function storeLeftByCrash(store: Store, call: CrashedCall): Promise<PipelineState['invocation']> {
-  const { state, outbox } = crashedCallState(call);
-  const expired = new Date(Date.now() - 1_000).toISOString();
-  await store.collection(toolInvocations).raw.insertOne({ ...state.invocation, _id: invocationDocumentId(call.scope, call.idempotencyKey), leaseUntil: expired, ...(outbox === undefined ? {} : { outbox }) });
-  return state.invocation;
+export async function storeLeftByCrash(messaging: Messaging, call: CrashedCall): Promise<PipelineState['invocation']> {
+  const { state, events } = crashedCallState(call);
+  await ensureStream(messaging, invocationStateStream);
+  const leaseMs = 1_000;
+  const calls = jetStreamInvocationCalls(messaging, leaseMs);
+  const { invocation } = state;
+  if (invocation.state === 'AwaitingApproval' || invocation.state === 'Uncertain') await calls.indexToolCallId(call.scope, invocation.toolCallId, invocation.idempotencyKey);
+  // Written a lease and a second ago: the lease has lapsed.
+  await calls.record(calls.unread(call.scope, call.idempotencyKey), { invocation, events, settled: false, now: new Date(Date.now() - leaseMs - 1_000) });
+  return invocation;
 }
 
 /**
  * The pipeline state of `call` at the step it names, built by the core as the adapter builds it (see
- * `storeLeftByCrash`), stored nowhere; a parked call's ApprovalRequested as `outbox`.
+ * `storeLeftByCrash`), stored nowhere, with the events up to it; a parked call's ApprovalRequested as `outbox`.
  */
-export function crashedCallState(call: CrashedCall): { readonly state: PipelineState; readonly outbox: ApprovalRequested[] | undefined } {
+export function crashedCallState(call: CrashedCall): { readonly state: PipelineState; readonly events: readonly PipelineEvent[]; readonly outbox: ApprovalRequested[] | undefined } {
   const { scope, descriptor, caller, idempotencyKey } = call;
   const args = call.arguments;
   const now = new Date().toISOString();
@@ -354,7 +359,7 @@ export function crashedCallState(call: CrashedCall): { readonly state: PipelineS
     { step: 'START' },
   ];
   let state: PipelineState = { ...received.state, descriptor };
-  const emitted: LifecycleEvent[] = [];
+  const emitted: PipelineEvent[] = [...received.events];
   for (const outcome of [...toStart.slice(0, call.stopAfter ?? OUTCOMES_TO_START), ...(call.more ?? [])]) {
     const transition = advancePipeline(state, outcome, { now, signReceipt: call.signReceipt });
     if (!transition.accepted) throw new Error(transition.problem);
@@ -363,5 +368,5 @@ export function crashedCallState(call: CrashedCall): { readonly state: PipelineS
   }
   // A parked call is stored with its ApprovalRequested in the outbox, as the adapter stores it.
   const outbox = state.invocation.state === 'AwaitingApproval' ? emitted.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
-  return { state, outbox };
+  return { state, events: emitted, outbox };
 }

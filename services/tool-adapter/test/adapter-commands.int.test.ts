@@ -204,11 +204,11 @@ function leftExecuting(scope: Scope, toolId: string, idempotencyKey: string, rep
   const descriptor = boundTools.get(`${scope.workspace} ${toolId}`);
   if (descriptor === undefined) throw new Error(`no tool ${toolId}`);
   const signReceipt = receiptSigner({ keyId: receiptKeyId, privateKey: receiptPrivateKey });
-  return storeLeftByCrash(store, { scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey, replyInbox, signReceipt });
+  return storeLeftByCrash(messaging, { scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey, replyInbox, signReceipt });
 }
 
 function stored(scope: Scope, idempotencyKey: string) {
-  return storedInvocation(store, scope, idempotencyKey);
+  return storedInvocation(messaging, scope, idempotencyKey);
 }
 
 describe('agent profiles over request/reply', () => {

@@ -358,7 +358,7 @@ export class AdapterHarness {
 
   /** The stored invocation under `idempotencyKey`, if any. */
   async stored(scope: Scope, idempotencyKey: string): Promise<StoredInvocation | undefined> {
-    return (await storedInvocation(this.store, scope, idempotencyKey)) ?? undefined;
+    return (await storedInvocation(this.messaging, scope, idempotencyKey)) ?? undefined;
   }
 
   /** Every lifecycle event of `scope` the events stream holds (JetStream dropped the duplicates of republished ones). */

@@ -56,8 +56,8 @@ function terminalEventsByInvocation(events: readonly LifecycleEvent[]): Map<stri
 interface CrashOutcome {
   readonly harness: AdapterHarness;
   readonly scope: Scope;
-  /** The stored invocation right after the kill. */
-  readonly left: { readonly state: string; readonly invocationId: string };
+  /** The stored invocation right after the kill (none when the kill came before the call's first append). */
+  readonly left: { readonly state: string; readonly invocationId: string } | undefined;
   /** Executions (count lines) right after the kill. */
   readonly executedBeforeRestart: number;
   readonly reply: InvocationReply;
@@ -79,7 +79,6 @@ async function crashAndRecover(harness: AdapterHarness, effect: Effect, killAt: 
   }
   expect(await first.exited).toBe('SIGKILL');
   const left = await harness.stored(scope, 'crash-me');
-  if (left === undefined) throw new Error('nothing was stored before the kill');
   const executedBeforeRestart = await harness.executions(scope, label);
 
   const second = await harness.startAdapter();
@@ -103,7 +102,13 @@ async function crashAndRecover(harness: AdapterHarness, effect: Effect, killAt: 
   expect(again).toEqual(reply);
   expect(await harness.executions(scope, label)).toBe(executions);
   expect(await second.stop()).toBe(0);
-  return { harness, scope, left: { state: left.state, invocationId: left.invocationId }, executedBeforeRestart, reply, executions, events };
+  return { harness, scope, left: left === undefined ? undefined : { state: left.state, invocationId: left.invocationId }, executedBeforeRestart, reply, executions, events };
+}
+
+/** What the kill left stored (it must have left something). */
+function leftOf(outcome: CrashOutcome): { readonly state: string; readonly invocationId: string } {
+  if (outcome.left === undefined) throw new Error('nothing was stored before the kill');
+  return outcome.left;
 }
 
 function receiptOf(outcome: CrashOutcome) {
@@ -116,12 +121,13 @@ function typesOf(outcome: CrashOutcome, invocationId: string): string[] {
 }
 
 describe.concurrent('the adapter process killed at a pipeline step and started again', { timeout: 240_000 }, () => {
-  it.each(['READ', 'WRITE'] as const)('after Received: the %s call resumes as the same invocation and runs once', async (effect) => {
+  it.each(['READ', 'WRITE'] as const)('after Received: nothing was stored, and the redelivered %s call runs once as attempt 1', async (effect) => {
     await withHarness(`crash_received_${effect}`, async (harness) => {
       const outcome = await crashAndRecover(harness, effect, { failpoint: adapterFailpoints.afterReceived });
-      expect(outcome.left.state).toBe('Received');
+      // The stages before the started fact do no external effect: the first append carries Received…Started.
+      expect(outcome.left).toBeUndefined();
       expect(outcome.executedBeforeRestart).toBe(0);
-      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1, invocationId: outcome.left.invocationId });
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1 });
       expect(outcome.executions).toBe(1);
     });
   });
@@ -129,12 +135,12 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('after Started: a READ call gets attempt 2 and ends Observed, run once', async () => {
     await withHarness('crash_started_read', async (harness) => {
       const outcome = await crashAndRecover(harness, 'READ', { failpoint: adapterFailpoints.afterStarted });
-      expect(outcome.left.state).toBe('Executing');
+      expect(leftOf(outcome).state).toBe('Executing');
       expect(outcome.executedBeforeRestart).toBe(0);
       const receipt = receiptOf(outcome);
       expect(receipt).toMatchObject({ state: 'Observed', attempt: 2 });
-      expect(receipt.invocationId).not.toBe(outcome.left.invocationId);
-      expect(typesOf(outcome, outcome.left.invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'ToolCallFailed']);
+      expect(receipt.invocationId).not.toBe(leftOf(outcome).invocationId);
+      expect(typesOf(outcome, leftOf(outcome).invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'ToolCallFailed']);
       expect(outcome.executions).toBe(1);
     });
   });
@@ -142,9 +148,9 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('after Started: a non-idempotent WRITE ends Uncertain with ToolEffectUncertain and never runs', async () => {
     await withHarness('crash_started_write', async (harness) => {
       const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterStarted });
-      expect(outcome.left.state).toBe('Executing');
-      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: outcome.left.invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
-      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(leftOf(outcome).state).toBe('Executing');
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: leftOf(outcome).invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(typesOf(outcome, leftOf(outcome).invocationId)).toContain('ToolEffectUncertain');
       expect(outcome.executions).toBe(0);
     });
   });
@@ -152,7 +158,7 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('during execution: a READ call gets attempt 2 and ends Observed', async () => {
     await withHarness('crash_during_read', async (harness) => {
       const outcome = await crashAndRecover(harness, 'READ', { duringExecution: true });
-      expect(outcome.left.state).toBe('Executing');
+      expect(leftOf(outcome).state).toBe('Executing');
       expect(outcome.executedBeforeRestart).toBe(1);
       expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 2 });
       // A READ may run again: that is what attempt 2 is.
@@ -163,10 +169,10 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('during execution: a non-idempotent WRITE ends Uncertain and is never run again', async () => {
     await withHarness('crash_during_write', async (harness) => {
       const outcome = await crashAndRecover(harness, 'WRITE', { duringExecution: true });
-      expect(outcome.left.state).toBe('Executing');
+      expect(leftOf(outcome).state).toBe('Executing');
       expect(outcome.executedBeforeRestart).toBe(1);
       expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, failure: { code: 'UNKNOWN_OUTCOME' } });
-      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(typesOf(outcome, leftOf(outcome).invocationId)).toContain('ToolEffectUncertain');
       expect(outcome.executions).toBe(1);
     });
   });
@@ -174,7 +180,7 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('after the provider returned, before the terminal fact: a READ gets attempt 2 and ends Observed', async () => {
     await withHarness('crash_returned_read', async (harness) => {
       const outcome = await crashAndRecover(harness, 'READ', { failpoint: adapterFailpoints.afterProviderReturned });
-      expect(outcome.left.state).toBe('Executing');
+      expect(leftOf(outcome).state).toBe('Executing');
       expect(outcome.executedBeforeRestart).toBe(1);
       expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 2 });
       expect(outcome.executions).toBe(2);
@@ -184,10 +190,10 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('after the provider returned, before the terminal fact: a non-idempotent WRITE ends Uncertain, run once', async () => {
     await withHarness('crash_returned_write', async (harness) => {
       const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterProviderReturned });
-      expect(outcome.left.state).toBe('Executing');
+      expect(leftOf(outcome).state).toBe('Executing');
       expect(outcome.executedBeforeRestart).toBe(1);
-      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: outcome.left.invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
-      expect(typesOf(outcome, outcome.left.invocationId)).toContain('ToolEffectUncertain');
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Uncertain', attempt: 1, invocationId: leftOf(outcome).invocationId, failure: { code: 'UNKNOWN_OUTCOME' } });
+      expect(typesOf(outcome, leftOf(outcome).invocationId)).toContain('ToolEffectUncertain');
       expect(outcome.executions).toBe(1);
     });
   });
@@ -195,10 +201,10 @@ describe.concurrent('the adapter process killed at a pipeline step and started a
   it('after the terminal fact, before its events: a WRITE is replayed (events published once), never run again', async () => {
     await withHarness('crash_terminal_write', async (harness) => {
       const outcome = await crashAndRecover(harness, 'WRITE', { failpoint: adapterFailpoints.afterTerminal });
-      expect(outcome.left.state).toBe('Observed');
+      expect(leftOf(outcome).state).toBe('Observed');
       expect(outcome.executedBeforeRestart).toBe(1);
-      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1, invocationId: outcome.left.invocationId });
-      expect(typesOf(outcome, outcome.left.invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'SandboxReleased', 'ToolCallCompleted']);
+      expect(receiptOf(outcome)).toMatchObject({ state: 'Observed', attempt: 1, invocationId: leftOf(outcome).invocationId });
+      expect(typesOf(outcome, leftOf(outcome).invocationId)).toEqual(['InvocationReceived', 'SandboxLeased', 'ToolCallStarted', 'SandboxReleased', 'ToolCallCompleted']);
       expect(outcome.executions).toBe(1);
     });
   });

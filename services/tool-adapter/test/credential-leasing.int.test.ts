@@ -215,7 +215,7 @@ async function recordEvents(scope: Scope): Promise<{ readonly events: LifecycleE
 }
 
 function stored(scope: Scope, idempotencyKey: string) {
-  return storedInvocation(store, scope, idempotencyKey);
+  return storedInvocation(messaging, scope, idempotencyKey);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -1,29 +1,31 @@
-// The processing lease of an executing call is renewed while its provider call runs. On FerretDB 1.x an update is
-// a read, a filter applied in Go and a write of the whole document by `_id`: a renewal that read the document
-// before the terminal write and wrote after it would put the call back to Executing. Here the renewal is held
-// between its read and its write by a gate in the collection, the terminal write is issued, then the gate opens:
-// the call must stay ended. No timing: the test waits for the renewal to reach the gate.
+// The processing lease of an executing call is renewed while its provider call runs. A renewal is an append to the
+// call's subject at the version its handler last wrote, so it can never land after the terminal write and undo it
+// (issue 10's bug: a renewal read before the terminal write and written after it put the call back to Executing).
+// Here the renewal is held at a gate in the event store on its way to JetStream, the terminal write is issued, then
+// the gate opens: the call must stay ended. No timing: the test waits for the renewal to reach the gate.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStore, type Filter, type Store, type StoreCollection } from '@toolplane/store';
+import { InvocationStateEvent, ToolCallIndexed, invocationStateStream, type Scope } from '@toolplane/contracts';
+import { jetStreamEventStore, type EventStore } from '@toolplane/event-store';
+import { connectMessaging, ensureStream, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
-import { InvocationStore } from '../src/adapters/invocation-store.js';
-import { advancePipeline, receiptSigner, toolInvocations, type StoredInvocation } from '../src/mod.js';
+import { InvocationCalls } from '../src/adapters/invocation-store.js';
+import { advancePipeline, receiptSigner, type PipelineState } from '../src/mod.js';
 import { crashedCallState, receiptSigningKey, storedInvocation, testDescriptor } from '../src/testing.js';
 
 const infra = testScope('adapter_lease');
-let store: Store;
+let messaging: Messaging;
 
 beforeAll(async () => {
-  store = await connectStore({ url: infra.mongoUrl, dbName: infra.dbName, appName: 'adapter-lease-test' });
+  messaging = await connectMessaging({ url: infra.natsUrl, name: 'adapter-lease-test' });
+  await ensureStream(messaging, invocationStateStream);
 });
 
 afterAll(async () => {
-  await store.db.dropDatabase();
-  await store.close();
+  await messaging.drain();
 });
 
-/** A gate a write waits at: `reached` resolves when one arrives, the write goes on after `open()`. */
+/** A gate an append waits at: `reached` resolves when one arrives, the append goes on after `open()`. */
 function gate() {
   let arrive: () => void = () => undefined;
   let open: () => void = () => undefined;
@@ -32,100 +34,82 @@ function gate() {
   return { reached, opened, arrive: () => arrive(), open: () => open() };
 }
 
-/** An update document as the driver is given it. */
-type Update = Readonly<Record<string, unknown>>;
-
-function setOf(update: Update): Update {
-  return (update['$set'] ?? {}) as Update;
-}
-
-/** Whether an update only renews the processing lease (sets `leaseUntil` and nothing of the call). */
-function renewsLeaseOnly(update: Update): boolean {
-  const set = setOf(update);
-  return Object.keys(set).length === 1 && 'leaseUntil' in set && update['$unset'] === undefined;
-}
-
-/**
- * The invocations collection with the first lease renewal held at `held` between its read and its write, the two
- * steps FerretDB 1.x performs for every update: `updateOne` is carried out as exactly those steps against the real
- * server (find by the filter, then write the whole document by `_id`), a compare-and-set's write waits before it goes.
- */
-function withHeldRenewal(collection: StoreCollection<StoredInvocation>, held: ReturnType<typeof gate>): StoreCollection<StoredInvocation> {
-  let armed = true;
-  const raw = new Proxy(collection.raw, {
-    get(target, property, receiver) {
-      if (property === 'updateOne') {
-        return async (filter: Filter<StoredInvocation>, update: Update) => {
-          if (!armed || !renewsLeaseOnly(update)) throw new Error('unexpected updateOne');
-          armed = false;
-          const read = await target.findOne(filter);
-          held.arrive();
-          await held.opened;
-          if (read === null) return { matchedCount: 0, modifiedCount: 0 };
-          const { _id, ...fields } = read;
-          await target.replaceOne({ _id }, { ...fields, ...setOf(update) });
-          return { matchedCount: 1, modifiedCount: 1 };
-        };
+/** The calls' JetStream store with every lease renewal held at `held` before it is sent. */
+function withHeldRenewals(held: ReturnType<typeof gate>): InvocationCalls {
+  const subjectOf = (id: string) => id;
+  const inner = jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: InvocationStateEvent });
+  const gated: EventStore<InvocationStateEvent> = {
+    readStream: (id, options) => inner.readStream(id, options),
+    appendToStream: async (id, events, options) => {
+      if (events[0]?.type === 'InvocationLeaseRenewed') {
+        held.arrive();
+        await held.opened;
       }
-      if (property === 'findOneAndUpdate') {
-        return async (filter: Filter<StoredInvocation>, update: Update, options: object) => {
-          if (armed && renewsLeaseOnly(update)) {
-            armed = false;
-            held.arrive();
-            await held.opened;
-          }
-          return target.findOneAndUpdate(filter, update, options as never);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      return inner.appendToStream(id, events, options);
     },
-  });
-  return { ...collection, raw };
+  };
+  return new InvocationCalls(gated, jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: ToolCallIndexed }), 300);
+}
+
+function executingCall(scope: Scope, key: string) {
+  const descriptor = testDescriptor({ scope, toolId: 'fixture.count', providerToolName: 'count_calls', mcpServerId: randomUUID() });
+  const signReceipt = receiptSigner({ keyId: 'lease-test', privateKey: receiptSigningKey().privateKey });
+  const caller = { principal: 'user:alice@acme.example', agentId: 'agent-support', agentRevision: '7', roles: [] };
+  const { state, events } = crashedCallState({ scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey: key, replyInbox: 'inbox_lease', signReceipt });
+  let ending: PipelineState = state;
+  for (const outcome of [
+    { step: 'EXECUTE', execution: { result: 'returned', output: { content: [{ type: 'text', text: '1' }] } } },
+    { step: 'SANITIZE', secrets: [] },
+    { step: 'FINISH' },
+  ] as const) {
+    const transition = advancePipeline(ending, outcome, { now: new Date().toISOString(), signReceipt });
+    if (!transition.accepted) throw new Error(transition.problem);
+    ending = transition.state;
+  }
+  return { state, events, ending };
 }
 
 describe('renewing the processing lease of an executing call', () => {
   it('never undoes the terminal write that came while a renewal was in flight', { timeout: 30_000 }, async () => {
-    const scope = { tenant: 'acme', workspace: 'w_lease' };
-    const agentId = 'agent-support';
-    const descriptor = testDescriptor({ scope, toolId: 'fixture.count', providerToolName: 'count_calls', mcpServerId: randomUUID() });
-    const signReceipt = receiptSigner({ keyId: 'lease-test', privateKey: receiptSigningKey().privateKey });
-    const caller = { principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] };
-    const { state } = crashedCallState({ scope, descriptor, caller, arguments: { n: 1 }, idempotencyKey: 'lease-1', replyInbox: 'inbox_lease', signReceipt });
+    const scope = { tenant: 'acme', workspace: `w_${randomUUID().slice(0, 8)}` };
+    const { state, events, ending } = executingCall(scope, 'lease-1');
     expect(state.invocation.state).toBe('Executing');
-
-    const held = gate();
-    // A short lease: its renewal (every third of it) comes soon; the test waits for it at the gate, not for a time.
-    const invocations = new InvocationStore(withHeldRenewal(store.collection(toolInvocations), held), 300);
-    const inserted = await invocations.insert(state.invocation, new Date());
-    expect(inserted.created).toBe(true);
-
-    let ending = state;
-    for (const outcome of [
-      { step: 'EXECUTE', execution: { result: 'returned', output: { content: [{ type: 'text', text: '1' }] } } },
-      { step: 'SANITIZE', secrets: [] },
-      { step: 'FINISH' },
-    ] as const) {
-      const transition = advancePipeline(ending, outcome, { now: new Date().toISOString(), signReceipt });
-      if (!transition.accepted) throw new Error(transition.problem);
-      ending = transition.state;
-    }
     expect(ending.invocation.state).toBe('Observed');
+    const held = gate();
+    const calls = withHeldRenewals(held);
+    const started = await calls.record(calls.unread(scope, 'lease-1'), { invocation: state.invocation, events, settled: false, now: new Date() });
 
-    const hold = invocations.holdWhileExecuting(state.invocation, () => new Date());
+    const hold = calls.holdWhileExecuting(started, () => new Date());
     await held.reached;
-    // What the handler does when the provider call returned: stop renewing, then write the terminal fact, guarded
-    // by the version the last renewal produced. Only then does the held renewal go on.
-    const terminal = hold.release().then((latest) => invocations.advance(latest, ending.invocation, new Date(), { release: true }));
+    // What the handler does when the provider call returned: stop renewing, then write the terminal fact at the
+    // version the last renewal produced. Only then does the held renewal go on.
+    const terminal = hold.release().then((latest) => calls.record(latest, { invocation: ending.invocation, events: [], settled: true, now: new Date() }));
     held.open();
     const ended = await terminal;
 
-    const stored = await storedInvocation(store, scope, 'lease-1');
+    const stored = await storedInvocation(messaging, scope, 'lease-1');
     expect(stored?.state).toBe('Observed');
     expect(stored?.receipt).toEqual(ending.invocation.receipt);
     expect(stored?.leaseUntil).toBeUndefined();
-    // The renewal did happen (one version), then the terminal write (the next one).
-    expect(stored?.version).toBe(state.invocation.version + 2);
-    expect(ended.version).toBe(stored?.version);
+    // The renewal did happen (one append), then the terminal write (the next one).
+    expect(ended.version).toBeGreaterThan(started.version);
+    expect((await calls.read(scope, 'lease-1')).version).toBe(ended.version);
+  });
+
+  it('refuses a renewal decided before the terminal write that arrives after it (the version moved on)', { timeout: 30_000 }, async () => {
+    const scope = { tenant: 'acme', workspace: `w_${randomUUID().slice(0, 8)}` };
+    const { state, events, ending } = executingCall(scope, 'lease-2');
+    const held = gate();
+    const calls = withHeldRenewals(held);
+    const started = await calls.record(calls.unread(scope, 'lease-2'), { invocation: state.invocation, events, settled: false, now: new Date() });
+    const hold = calls.holdWhileExecuting(started, () => new Date());
+    await held.reached;
+    // A handler that did not wait for the renewal in flight (the bug): its terminal write goes first.
+    await calls.record(started, { invocation: ending.invocation, events: [], settled: true, now: new Date() });
+    held.open();
+    await hold.release();
+    const stored = await storedInvocation(messaging, scope, 'lease-2');
+    expect(stored?.state).toBe('Observed');
+    expect(stored?.leaseUntil).toBeUndefined();
   });
 });

@@ -40,7 +40,7 @@ function firstReplyOn(harness: AdapterHarness, scope: Scope, inbox: string): Pro
 async function leaveCall(harness: AdapterHarness, scope: Scope, descriptor: ToolDescriptor, key: string, storedInbox: string, stopAfter: number) {
   const signReceipt = receiptSigner({ keyId: 'takeover-test', privateKey: receiptSigningKey().privateKey });
   const caller = { principal: 'user:alice@acme.example', agentId: harnessAgent, agentRevision: '1', roles: [] };
-  return storeLeftByCrash(harness.store, { scope, descriptor, caller, arguments: {}, idempotencyKey: key, replyInbox: storedInbox, signReceipt, stopAfter });
+  return storeLeftByCrash(harness.messaging, { scope, descriptor, caller, arguments: {}, idempotencyKey: key, replyInbox: storedInbox, signReceipt, stopAfter });
 }
 
 describe('a copy of a request that takes over a call a dead handler left', () => {

@@ -1,148 +1,161 @@
-import { ToolplaneError, sha256Hex, canonicalJson, type ApprovalRequested, type Scope, type ToolInvocation } from '@toolplane/contracts';
-import { compareAndSet, insertIfAbsent, toStoreError, type StoreCollection } from '@toolplane/store';
-import type { StoredInvocation } from '../collections.js';
+import {
+  InvocationStateEvent,
+  ToolCallIndexed,
+  canonicalJson,
+  invocationStateStream,
+  invocationStateSubject,
+  sha256Hex,
+  toolCallIndexSubject,
+  type IsoDateTime,
+  type Scope,
+  type ToolInvocation,
+} from '@toolplane/contracts';
+import { foldEvents, inMemoryEventStore, isVersionConflict, jetStreamEventStore, type EventStore } from '@toolplane/event-store';
+import type { Messaging } from '@toolplane/messaging';
+import { InvocationChangedError, invocationDecider, recordedFrom, type InvocationCallState, type InvocationCommand } from '../core/invocation-decider.js';
+import type { PipelineEvent } from '../core/invocation-event-log.js';
 
-// The ToolInvocation documents: created once under the unique (tenant, workspace, idempotencyKey) index, and from
-// then on changed only by compare-and-set on their version, so two replicas can never both move one call on.
+// The ToolInvocation aggregate's store: a call's transitions on its own subject of the adapter's private stream
+// (TOOLPLANE_INVOCATION_STATE), read in one direct get and appended with the version last read or written. Nothing
+// here touches MongoDB. A ToolCallId is indexed (a subject naming the call) when an approval decision or an
+// operator's reconcile will have to find the call by it: when the call parks for an approval, and when it ends
+// Uncertain; a READ call's hot path writes no index.
 
-/** The document id of the call holding `idempotencyKey` in `scope` (stable across attempts). */
+/** The id of the call holding `idempotencyKey` in `scope` (stable across attempts): the last token of its subject. */
 export function invocationDocumentId(scope: Scope, idempotencyKey: string): string {
   return sha256Hex(canonicalJson({ tenant: scope.tenant, workspace: scope.workspace, idempotencyKey }));
 }
 
-/** The contract document of a stored one (without `_id` and the processing lease). */
-export function invocationOf(stored: StoredInvocation): ToolInvocation {
-  const { _id: _ignored, leaseUntil: _lease, outbox: _outbox, ...invocation } = stored;
-  return invocation;
+/** The stream id (subject) of the call holding `idempotencyKey` in `scope`. */
+export function callStreamId(scope: Scope, idempotencyKey: string): string {
+  return invocationStateSubject(scope, invocationDocumentId(scope, idempotencyKey));
 }
 
-/** Whether the handler that last wrote the document may still be working on it. */
-export function leaseAlive(stored: StoredInvocation, now: Date): boolean {
-  return stored.leaseUntil !== undefined && Date.parse(stored.leaseUntil) > now.getTime();
+/** A call as read or last written: its folded state and the version the next append is guarded by. */
+export interface CallPosition {
+  readonly streamId: string;
+  readonly state: InvocationCallState;
+  readonly version: number;
 }
 
-/**
- * A transition lost its compare-and-set: another handler (a replica resuming the call after this one's lease ran
- * out, a duplicate delivery) moved the invocation on first. Not a failure of the request: the handler decides
- * again against the document as it now is, and a delivery that still cannot settle is redelivered (retryable), never
- * dead-lettered, so its requester still gets the call's one outcome.
- */
-export class InvocationChangedError extends ToolplaneError {
-  constructor(message: string) {
-    super('CONFLICT', message, { retryable: true });
-  }
+/** A stored call in one piece (the call now and its processing lease), as lookups and tests see it. */
+export type StoredInvocation = ToolInvocation & { readonly leaseUntil?: IsoDateTime };
+
+/** The call and its lease of a folded state, if there is a call. */
+export function storedInvocationOf(state: InvocationCallState): StoredInvocation | undefined {
+  if (state.invocation === undefined) return undefined;
+  return state.leaseUntil === undefined ? state.invocation : { ...state.invocation, leaseUntil: state.leaseUntil };
 }
 
-/** A live handler's hold on the processing lease of an executing call (see `InvocationStore.holdWhileExecuting`). */
+/** A live handler's hold on the processing lease of an executing call (see `InvocationCalls.holdWhileExecuting`). */
 export interface LeaseHold {
-  /** Stops renewing; once no renewal is in flight, the call as last stored (its version guards the next write). */
-  release(): Promise<ToolInvocation>;
+  /** Stops renewing; once no renewal is in flight, the call's position as last written (it guards the next append). */
+  release(): Promise<CallPosition>;
 }
 
-/** Reads, creates and moves on ToolInvocation documents. */
-export class InvocationStore {
-  readonly #collection: StoreCollection<StoredInvocation>;
+/** Reads, records and indexes calls. */
+export class InvocationCalls {
+  readonly #calls: EventStore<InvocationStateEvent>;
+  readonly #index: EventStore<ToolCallIndexed>;
   readonly #leaseMs: number;
 
-  constructor(collection: StoreCollection<StoredInvocation>, leaseMs: number) {
-    this.#collection = collection;
+  constructor(calls: EventStore<InvocationStateEvent>, index: EventStore<ToolCallIndexed>, leaseMs: number) {
+    this.#calls = calls;
+    this.#index = index;
     this.#leaseMs = leaseMs;
   }
 
-  /** The call holding the key, if any. */
-  async find(scope: Scope, idempotencyKey: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#read('finding an invocation by idempotency key', signal, () => this.#collection.raw.findOne({ _id: invocationDocumentId(scope, idempotencyKey) }, signal ? { signal } : {}));
-    return found ?? undefined;
+  /** How long a lease lasts from a write. */
+  get leaseMs(): number {
+    return this.#leaseMs;
   }
 
-  /** The call with this invocation id in `scope`, if any. */
-  async findByInvocationId(scope: Scope, invocationId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#read('finding an invocation by id', signal, () => this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, invocationId }, signal ? { signal } : {}));
-    return found ?? undefined;
+  /** The position of a call nobody recorded yet (a creation appends at version 0 without reading first). */
+  unread(scope: Scope, idempotencyKey: string): CallPosition {
+    return { streamId: callStreamId(scope, idempotencyKey), state: invocationDecider.initialState(), version: 0 };
   }
 
-  /** The call with this ToolCallId in `scope` (one document per logical call, across its attempts), if any. */
-  async findByToolCallId(scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<StoredInvocation | undefined> {
-    const found = await this.#read('finding an invocation by ToolCallId', signal, () => this.#collection.raw.findOne({ tenant: scope.tenant, workspace: scope.workspace, toolCallId }, signal ? { signal } : {}));
-    return found ?? undefined;
+  /** The call holding the key, as stored now. */
+  async read(scope: Scope, idempotencyKey: string, signal?: AbortSignal): Promise<CallPosition> {
+    return this.readStream(callStreamId(scope, idempotencyKey), signal);
   }
 
-  /** The calls parked on an approval. */
-  async findByApproval(scope: Scope, approvalId: string, signal?: AbortSignal): Promise<StoredInvocation[]> {
-    return this.#read('finding the invocations of an approval', signal, () => this.#collection.raw.find({ tenant: scope.tenant, workspace: scope.workspace, approvalId }, signal ? { signal } : {}).toArray());
+  /** A call by its stream id. */
+  async readStream(streamId: string, signal?: AbortSignal): Promise<CallPosition> {
+    const stored = await this.#calls.readStream(streamId, signal === undefined ? {} : { signal });
+    return { streamId, state: foldEvents(invocationDecider, stored.events), version: stored.version };
   }
 
-  /** A read of the collection, its driver failures translated (a database away is TEMPORARY_UNAVAILABLE: retried). */
-  async #read<T>(what: string, signal: AbortSignal | undefined, read: () => Promise<T>): Promise<T> {
+  /** What came after `position` (a waiter folding on from where it was). */
+  async refresh(position: CallPosition, signal?: AbortSignal): Promise<CallPosition> {
+    const stored = await this.#calls.readStream(position.streamId, { afterVersion: position.version, ...(signal === undefined ? {} : { signal }) });
+    if (stored.events.length === 0) return position;
+    return { streamId: position.streamId, state: stored.events.reduce((state, event) => invocationDecider.evolve(state, event), position.state), version: stored.version };
+  }
+
+  /** The call a ToolCallId was indexed for (parked for an approval, or ended Uncertain), if any. */
+  async findByToolCallId(scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<CallPosition | undefined> {
+    const indexed = await this.#index.readStream(toolCallIndexSubject(scope, toolCallId), signal === undefined ? {} : { signal });
+    const entry = indexed.events[0];
+    if (entry === undefined) return undefined;
+    return this.readStream(invocationStateSubject(scope, entry.data.callId), signal);
+  }
+
+  /** Records that `toolCallId` is the call of `idempotencyKey` (once: a ToolCallId names one call). */
+  async indexToolCallId(scope: Scope, toolCallId: string, idempotencyKey: string, signal?: AbortSignal): Promise<void> {
+    const event: ToolCallIndexed = { type: 'ToolCallIndexed', data: { callId: invocationDocumentId(scope, idempotencyKey), idempotencyKey } };
     try {
-      return await read();
+      await this.#index.appendToStream(toolCallIndexSubject(scope, toolCallId), [event], { expectedVersion: 0, ...(signal === undefined ? {} : { signal }) });
     } catch (error) {
-      throw toStoreError(error, `${what} in tool_invocations`, signal);
+      if (!isVersionConflict(error)) throw error; // indexed already
     }
   }
 
-  /** Inserts a Received invocation, unless the key is taken: then the holder. */
-  async insert(invocation: ToolInvocation, now: Date, signal?: AbortSignal): Promise<{ created: true; invocation: ToolInvocation } | { created: false; existing: StoredInvocation }> {
-    const scope = { tenant: invocation.tenant, workspace: invocation.workspace };
-    const document: StoredInvocation = { ...invocation, _id: invocationDocumentId(scope, invocation.idempotencyKey), leaseUntil: this.#leaseFrom(now) };
-    const result = await insertIfAbsent(this.#collection, document, { key: { tenant: scope.tenant, workspace: scope.workspace, idempotencyKey: invocation.idempotencyKey }, ...(signal ? { signal } : {}) });
-    return result.created ? { created: true, invocation } : { created: false, existing: result.existing };
+  /**
+   * Records a transition the core decided on the call at `position` (`invocation` as it now is, the public events
+   * it produced); the processing lease is renewed unless `settled` (ended, or parked for an approval). Fails with
+   * InvocationChangedError when another handler moved the call on first.
+   */
+  async record(
+    position: CallPosition,
+    transition: { readonly invocation: ToolInvocation; readonly events: readonly PipelineEvent[]; readonly settled: boolean; readonly now: Date },
+    signal?: AbortSignal,
+  ): Promise<CallPosition> {
+    const from = position.state.invocation === undefined ? undefined : recordedFrom(position.state.invocation);
+    const leaseUntil = transition.settled ? undefined : this.#leaseFrom(transition.now);
+    return this.#handle(position, { type: 'RecordTransition', data: { from, invocation: transition.invocation, events: transition.events, leaseUntil } }, signal);
+  }
+
+  async #handle(position: CallPosition, command: InvocationCommand, signal?: AbortSignal, timeoutMs?: number): Promise<CallPosition> {
+    const events = invocationDecider.decide(command, position.state);
+    if (events.length === 0) return position;
+    try {
+      const appended = await withTimeout(this.#calls.appendToStream(position.streamId, events, { expectedVersion: position.version, ...(signal === undefined ? {} : { signal }) }), timeoutMs);
+      return { streamId: position.streamId, state: events.reduce((state, event) => invocationDecider.evolve(state, event), position.state), version: appended.nextExpectedVersion };
+    } catch (error) {
+      if (isVersionConflict(error)) throw new InvocationChangedError(`the call ${position.streamId} was moved on by another handler`);
+      throw error;
+    }
   }
 
   /**
-   * Moves the stored document from `previous` (its version and state) to `next`, renewing the processing lease
-   * (`release` clears it). Returns `next` with the new version; CONFLICT when another writer got there first.
+   * Keeps the processing lease of an executing call alive while its provider call runs: every third of the lease, a
+   * renewal is appended at the version the handler last wrote, so it can never land after (and undo) a later write:
+   * a renewal that finds the call moved on (taken over) is refused and stops the renewing, and the handler's next
+   * write then loses too. `release()` waits for the renewal in flight and hands back the position as last written.
    */
-  async advance(
-    previous: ToolInvocation,
-    next: ToolInvocation,
-    now: Date,
-    options: { readonly release?: boolean; readonly outbox?: readonly ApprovalRequested[]; readonly signal?: AbortSignal } = {},
-  ): Promise<ToolInvocation> {
-    const scope = { tenant: previous.tenant, workspace: previous.workspace };
-    const { version: _version, ...fields } = next;
-    const present = new Set(Object.keys(fields));
-    const unset = Object.keys(previous).filter((key) => key !== 'version' && !present.has(key));
-    if (options.release === true) unset.push('leaseUntil');
-    const result = await compareAndSet(
-      this.#collection,
-      {
-        id: invocationDocumentId(scope, previous.idempotencyKey),
-        expect: { version: previous.version, state: previous.state },
-        set: { ...fields, ...(options.release === true ? {} : { leaseUntil: this.#leaseFrom(now) }), ...(options.outbox === undefined ? {} : { outbox: [...options.outbox] }) },
-        ...(unset.length === 0 ? {} : { unset: unset as never }),
-      },
-      options.signal ? { signal: options.signal } : {},
-    );
-    if (!result.ok) throw new InvocationChangedError(`invocation ${previous.invocationId} was changed by another handler (now ${result.current?.state ?? 'gone'})`);
-    return { ...next, version: result.document.version };
-  }
-
-  /**
-   * Keeps the processing lease of an executing call alive while its provider call runs, renewing it every third of
-   * the lease by compare-and-set like every other write (a plain update would bypass the claims on FerretDB, where a
-   * renewal read before the terminal write and written after it would undo it). A live handler is never taken over,
-   * and a dead one's lease lapses within one lease. Renewals move the version on: `release()` waits for the one in
-   * flight and hands back the call as last stored, whose version guards the handler's next write. A renewal that
-   * loses its compare-and-set (the call was taken over) stops the renewing; the handler's next write then loses too.
-   */
-  holdWhileExecuting(invocation: ToolInvocation, clock: () => Date): LeaseHold {
-    const id = invocationDocumentId({ tenant: invocation.tenant, workspace: invocation.workspace }, invocation.idempotencyKey);
-    let current = invocation;
+  holdWhileExecuting(position: CallPosition, clock: () => Date): LeaseHold {
+    let current = position;
     let renewing: Promise<void> | undefined;
     let stopped = false;
+    const invocationId = position.state.invocation?.invocationId ?? '';
     const renew = async () => {
       try {
-        const result = await compareAndSet(
-          this.#collection,
-          { id, expect: { version: current.version, state: 'Executing' }, set: { leaseUntil: this.#leaseFrom(clock()) } },
-          { timeoutMs: this.#leaseMs },
-        );
-        if (result.ok) current = { ...current, version: result.document.version };
-        else stop();
-      } catch {
-        // The store briefly away only lets the lease lapse early: a takeover then starts a READ again or ends a
-        // write Uncertain, and this handler's terminal write loses its compare-and-set.
+        current = await this.#handle(current, { type: 'RenewLease', data: { invocationId, leaseUntil: this.#leaseFrom(clock()) } }, undefined, this.#leaseMs);
+      } catch (error) {
+        // Moved on (taken over): stop. NATS briefly away only lets the lease lapse early: a takeover then starts a
+        // READ again or ends a write Uncertain, and this handler's ending write loses its expected version.
+        if (error instanceof InvocationChangedError) stop();
       }
     };
     const timer = setInterval(() => {
@@ -166,4 +179,32 @@ export class InvocationStore {
   #leaseFrom(now: Date): string {
     return new Date(now.getTime() + this.#leaseMs).toISOString();
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return promise;
+  return Promise.race([promise, new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`no acknowledgement within ${timeoutMs} ms`)), timeoutMs).unref())]);
+}
+
+/** Message ids of appends: distinct per decision without hashing the record (arguments and results can be large). */
+function callMsgId(streamId: string, expectedVersion: number, events: readonly InvocationStateEvent[]): string {
+  const first = events[0];
+  if (first?.type === 'InvocationLeaseRenewed') return `${streamId}:${expectedVersion}:lease:${first.data.leaseUntil}`;
+  const invocation = first?.data.invocation;
+  return `${streamId}:${expectedVersion}:${invocation?.invocationId ?? ''}:${invocation?.eventSequence ?? 0}:${invocation?.state ?? ''}:${invocation?.updatedAt ?? ''}:${first?.data.leaseUntil ?? ''}`;
+}
+
+/** The calls on JetStream: the private stream's subjects, events validated on read (the decider built what is appended). */
+export function jetStreamInvocationCalls(messaging: Messaging, leaseMs: number): InvocationCalls {
+  const subjectOf = (streamId: string) => streamId;
+  return new InvocationCalls(
+    jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: InvocationStateEvent, trustAppends: true, msgIdOf: callMsgId }),
+    jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: ToolCallIndexed }),
+    leaseMs,
+  );
+}
+
+/** The calls in memory (unit tests of the handlers). */
+export function inMemoryInvocationCalls(leaseMs: number): InvocationCalls {
+  return new InvocationCalls(inMemoryEventStore<InvocationStateEvent>(), inMemoryEventStore<ToolCallIndexed>(), leaseMs);
 }

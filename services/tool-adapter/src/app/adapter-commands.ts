@@ -19,7 +19,6 @@ import {
 import { verifyOperator } from '@toolplane/auth';
 import { serve, type RequestContext, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import type { z } from 'zod';
-import { invocationOf } from '../adapters/invocation-store.js';
 import type { PolicyDocuments } from '../adapters/policy-documents.js';
 import { reconcileInvocation } from '../core/invocation-attempts.js';
 import type { ReceiptSigningKey } from '../core/receipts.js';
@@ -63,15 +62,17 @@ function handlers(runtime: InvocationRuntime, documents: PolicyDocuments, receip
   return {
     reconcile: async (request, scope, context) => {
       const operator = await admin(scope, context);
-      const stored = await runtime.invocations.findByToolCallId(scope, request.toolCallId, context.signal);
-      if (stored === undefined) throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId} in ${scope.tenant}/${scope.workspace}`);
-      const invocation = invocationOf(stored);
+      // Calls that ended Uncertain (the only ones a reconcile settles) are indexed by ToolCallId.
+      const found = await runtime.calls.findByToolCallId(scope, request.toolCallId, context.signal);
+      const invocation = found?.state.invocation;
+      if (found === undefined || invocation === undefined) throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId} in ${scope.tenant}/${scope.workspace}`);
       const now = runtime.clock();
       const settled = reconcileInvocation(invocation, { outcome: request.outcome, operator: operator.principal, reason: request.reason }, { now: now.toISOString(), signReceipt: runtime.signReceipt });
       if (!settled.accepted) throw new ToolplaneError(settled.failure.code, settled.failure.message);
-      // The settled document first (guarded by the Uncertain state and version read), then its events: an event is
-      // never published for a write that did not happen; a lost publish is repeated when the call's request is.
-      const persisted = await runtime.invocations.advance(invocation, settled.invocation, now, { release: true, signal: context.signal });
+      // The settled call appended first (at the version read), then its events: an event is never published for a
+      // write that did not happen; a lost publish is repeated when the call's request is.
+      await runtime.calls.record(found, { invocation: settled.invocation, events: settled.events, settled: true, now }, context.signal);
+      const persisted = settled.invocation;
       await publishEvents(runtime.messaging, settled.events);
       runtime.logger.info({ toolCallId: persisted.toolCallId, invocationId: persisted.invocationId, state: persisted.state, reconciledBy: operator.principal }, 'call reconciled');
       return { result: invocationResultOf(persisted) };

@@ -1,12 +1,14 @@
-import { ToolplaneError, hasErrorCode, isRetryable, scopeOfSubject, type ApprovalExpired, type ApprovalGranted, type ApprovalOutcomeEvent, type ApprovalRejected, type ApprovalVoided } from '@toolplane/contracts';
+import { ToolplaneError, hasErrorCode, isRetryable, scopeOfSubject, type ApprovalExpired, type ApprovalGranted, type ApprovalOutcomeEvent, type ApprovalRejected, type ApprovalVoided, type ToolInvocation } from '@toolplane/contracts';
 import type { DeliveryContext } from '@toolplane/messaging';
-import { invocationOf, leaseAlive } from '../adapters/invocation-store.js';
+import { leaseAlive } from '../core/invocation-decider.js';
 import { advancePipeline, resumePipeline, type StageOutcome } from '../core/invocation-pipeline.js';
-import { descriptorFor, runPipeline } from './invocation-handler.js';
+import { Outbound, descriptorFor, runPipeline } from './invocation-handler.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 
 // Approval decisions resume parked invocations on whichever replica receives them: granted → the approval is
 // consumed (single use) and the pipeline goes on from the credential broker; rejected, expired or voided → Denied.
+// The parked call is found by the ToolCallId the decision carries (indexed when the call parked), and read from its
+// record: no database on the way.
 
 /** A decision about an approval. */
 export type ApprovalDecisionEvent = ApprovalGranted | ApprovalRejected | ApprovalExpired | ApprovalVoided;
@@ -16,31 +18,32 @@ export async function handleApprovalDecision(runtime: InvocationRuntime, event: 
   if (event.type === 'ApprovalConsumed') return; // the adapter's own doing: nothing to resume
   const scope = scopeOfSubject(delivery.subject);
   const { approvalId } = event.data;
-  const parked = (await runtime.invocations.findByApproval(scope, approvalId, delivery.signal)).filter((stored) => stored.state === 'AwaitingApproval');
-  for (const stored of parked) {
-    const now = runtime.clock();
-    // A live lease means another handler holds the call; the decision is delivered again later.
-    if (leaseAlive(stored, now)) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `invocation ${stored.invocationId} is being handled elsewhere`);
-    const invocation = invocationOf(stored);
-    const point = resumePipeline(invocation, descriptorFor(runtime, scope, invocation));
-    if (!point.resumable) continue;
-    // Claim it (compare-and-set renews the lease): of two handlers, one goes on.
-    const claimed = await runtime.invocations.advance(invocation, invocation, now, { signal: delivery.signal });
-    const state = { ...point.state, invocation: claimed };
-    const outcome = await decisionOutcome(runtime, event, claimed, delivery.signal);
-    const transition = advancePipeline(state, outcome, { now: runtime.clock().toISOString(), signReceipt: runtime.signReceipt });
-    if (!transition.accepted) {
-      runtime.logger.warn({ approvalId, invocationId: claimed.invocationId, problem: transition.problem }, 'approval decision does not apply to the parked invocation');
-      continue;
-    }
-    await runPipeline(runtime, { ...transition.state, invocation: { ...transition.state.invocation, version: claimed.version } }, { scope, caller: undefined, signal: delivery.signal });
+  const found = await runtime.calls.findByToolCallId(scope, event.metadata.toolCallId, delivery.signal);
+  const parked = found?.state.invocation;
+  if (found === undefined || parked === undefined || parked.state !== 'AwaitingApproval' || parked.approvalId !== approvalId) return;
+  const now = runtime.clock();
+  // A live lease means another handler holds the call; the decision is delivered again later.
+  if (leaseAlive(found.state, now)) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `invocation ${parked.invocationId} is being handled elsewhere`);
+  const point = resumePipeline(parked, descriptorFor(runtime, scope, parked));
+  if (!point.resumable) return;
+  // Claim it first (an append at the version read, renewing the lease): of two handlers of the decision, one goes
+  // on, and only that one consumes the approval.
+  const claimed = await runtime.calls.record(found, { invocation: parked, events: [], settled: false, now }, delivery.signal);
+  const outcome = await decisionOutcome(runtime, event, parked, delivery.signal);
+  const transition = advancePipeline(point.state, outcome, { now: runtime.clock().toISOString(), signReceipt: runtime.signReceipt });
+  if (!transition.accepted) {
+    runtime.logger.warn({ approvalId, invocationId: parked.invocationId, problem: transition.problem }, 'approval decision does not apply to the parked invocation');
+    return;
   }
+  const outbound = new Outbound(runtime);
+  await runPipeline(runtime, transition.state, { scope, caller: undefined, signal: delivery.signal, outbound }, { position: claimed, events: transition.events });
+  await outbound.confirm();
 }
 
 async function decisionOutcome(
   runtime: InvocationRuntime,
   event: ApprovalDecisionEvent,
-  invocation: ReturnType<typeof invocationOf>,
+  invocation: ToolInvocation,
   signal: AbortSignal,
 ): Promise<StageOutcome> {
   const scope = { tenant: invocation.tenant, workspace: invocation.workspace };

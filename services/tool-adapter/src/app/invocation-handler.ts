@@ -9,44 +9,71 @@ import {
   type PolicyDecision,
   type Scope,
   type ToolDescriptor,
-  type ApprovalRequested,
   type ToolInvocation,
   type WireError,
 } from '@toolplane/contracts';
 import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
-import { InvocationChangedError, invocationOf, leaseAlive } from '../adapters/invocation-store.js';
+import type { CallPosition } from '../adapters/invocation-store.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
+import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
-import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, terminalEventsOf, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
+import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
 import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
 import { targetOf } from '../core/credential-injection.js';
 import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
-import { publishEvents, sendReply } from './publishing.js';
 
-// The I/O side of the governed pipeline. The core decides every step (advancePipeline accepts only the outcome of
-// the stage that comes next); this file performs the stages, persists the document by compare-and-set whenever a
-// transition requires it, publishes events only after the document carrying their numbers is stored, and replies.
+// The I/O side of the governed pipeline on the write path. The core decides every step (advancePipeline accepts only
+// the outcome of the stage that comes next); this file performs the stages and appends a call's transitions to its
+// subject of the adapter's private stream only where correctness needs a durable fact: the started fact before the
+// provider is called, the ending before the reply claims it, the parking before an approval is asked for. The stages
+// before those do no external effect, so a new call's first append (at version 0: of two copies of one key, one
+// wins) carries Received…Started together, and a denied call is one append. The public events a transition produced
+// are published pipelined after its append (with their deterministic ids) and confirmed before the request is
+// acked; a handler that finds a call a crash interrupted publishes them again from the call's records.
 
 /**
  * The places where a fault test can kill (or freeze) the adapter process, armed by TOOLPLANE_FAILPOINTS
  * (`name=kill` or `name=stop`); off otherwise. See the README's "Fault tests".
  */
 export const adapterFailpoints = {
-  /** The Received fact is stored and InvocationReceived published; nothing else happened. */
+  /** A new call was received (its token verified, its key free); nothing is stored and nothing was published. */
   afterReceived: 'adapter.after-received',
-  /** Every stage before execution passed; the started fact is about to be written. */
+  /** Every stage before execution passed; the started fact is about to be appended. */
   beforeStarted: 'adapter.before-started',
-  /** The started fact is stored and ToolCallStarted published; the provider has not been called. */
+  /** The started fact (Received…Started) is stored, its events sent but maybe not confirmed; the provider has not been called. */
   afterStarted: 'adapter.after-started',
   /** The provider returned; the terminal fact is not written. */
   afterProviderReturned: 'adapter.after-provider-returned',
   /** The terminal fact is stored; its events are not published and no reply was sent. */
   afterTerminal: 'adapter.after-terminal',
 } as const;
+
+/** The public events a handler sent, confirmed (all stored) before its request is acked. */
+export class Outbound {
+  readonly #sent: Promise<void>[] = [];
+  readonly #runtime: Pick<InvocationRuntime, 'outlet'>;
+
+  constructor(runtime: Pick<InvocationRuntime, 'outlet'>) {
+    this.#runtime = runtime;
+  }
+
+  /** Sends events now, without waiting (a failure surfaces in `confirm`). */
+  send(events: readonly PipelineEvent[]): void {
+    if (events.length === 0) return;
+    const sent = this.#runtime.outlet.publish(events);
+    sent.catch(() => undefined); // surfaced by confirm(); never an unhandled rejection meanwhile
+    this.#sent.push(sent);
+  }
+
+  /** Resolves once everything sent is stored; fails (the request is retried and republishes) otherwise. */
+  async confirm(): Promise<void> {
+    await Promise.all(this.#sent);
+  }
+}
 
 /** What one pipeline run needs besides the state. */
 export interface RunContext {
@@ -58,6 +85,9 @@ export interface RunContext {
    * over a call a dead handler left): it gets the outcome as well as the stored request's inbox.
    */
   readonly replyInbox?: string | undefined;
+  /** The call's arguments as parsed at the edge, when the run has them (otherwise parsed once from the record). */
+  readonly arguments?: JsonObject | undefined;
+  readonly outbound: Outbound;
 }
 
 /** Handles one invocation request from the work queue; resolving acks it. */
@@ -70,15 +100,21 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     caller = { principal: claims.principal, agentId: claims.agentId, agentRevision: claims.agentRevision, roles: claims.roles ?? [] };
   } catch (error) {
     // Nothing is recorded for a caller who cannot be identified.
-    sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: toWireError(error) });
+    runtime.outlet.reply(scope, request.replyInbox, { ok: false, error: toWireError(error) });
     return;
   }
   const { key } = idempotencyKeyOf(request);
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    const stored = await runtime.invocations.find(scope, key, delivery.signal);
-    const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments };
+  const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments };
+  const outbound = new Outbound(runtime);
+  // A first delivery is taken for a new call (its creation is the append at version 0, which fails if the key is
+  // taken); a redelivery reads first.
+  let position = delivery.deliveryCount > 1 ? await runtime.calls.read(scope, key, delivery.signal) : runtime.calls.unread(scope, key);
+  for (let attempt = 0; attempt < 4; attempt += 1) {
+    if (attempt > 0) position = await runtime.calls.read(scope, key, delivery.signal);
+    const stored = position.state.invocation;
     const now = runtime.clock();
-    const decision = decideIdempotency(stored === undefined ? undefined : invocationOf(stored), incoming, stored !== undefined && leaseAlive(stored, now));
+    const decision = decideIdempotency(stored, incoming, leaseAlive(position.state, now));
+    const run = { scope, caller, signal: delivery.signal, replyInbox: request.replyInbox, outbound };
     try {
       switch (decision.kind) {
         case 'create': {
@@ -87,23 +123,20 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
             { scope, request, caller, invocationId: runtime.newId(), resolvedToolVersion: descriptor?.toolVersion, defaultTimeoutMs: descriptor?.timeoutMs ?? runtime.defaultTimeoutMs },
             { now: now.toISOString() },
           );
-          const inserted = await runtime.invocations.insert(received.state.invocation, now, delivery.signal);
-          if (!inserted.created) continue; // another delivery created it first: decide again against it
-          await publishEvents(runtime.messaging, received.events, delivery.signal);
           failpoint(adapterFailpoints.afterReceived);
-          await runPipeline(runtime, { ...received.state, descriptor }, { scope, caller, signal: delivery.signal });
-          return;
+          // The stored request's inbox is this one: no second inbox to answer.
+          await runPipeline(runtime, { ...received.state, descriptor }, { ...run, replyInbox: undefined, arguments: request.arguments }, { position, events: received.events });
+          break;
         }
         case 'conflict':
-          sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: decision.failure });
+          runtime.outlet.reply(scope, request.replyInbox, { ok: false, error: decision.failure });
           return;
         case 'replay': {
-          // A redelivery may follow a crash between the terminal fact and its events: publish them again (rebuilt
-          // identically, so within the duplicate window JetStream drops copies that did get out).
-          const ended = stored === undefined ? undefined : invocationOf(stored);
-          if (ended !== undefined && (delivery.deliveryCount > 1 || recentlyEnded(ended, now))) await publishEvents(runtime.messaging, terminalEventsOf(ended), delivery.signal);
-          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: decision.result });
-          return;
+          // A redelivery may follow a crash between the terminal fact and its events: publish them again (stored
+          // with the call, identical, so within the duplicate window JetStream drops copies that did get out).
+          if (stored !== undefined && (delivery.deliveryCount > 1 || recentlyEnded(stored, now))) outbound.send(position.state.published);
+          runtime.outlet.reply(scope, request.replyInbox, { ok: true, data: decision.result });
+          break;
         }
         case 'join': {
           if (stored === undefined) continue;
@@ -111,47 +144,45 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
             // Parked for as long as the approval lives (hours, maybe): nothing is held for this copy. The decision
             // resumes the call and replies to the stored request's inbox; another copy is answered at once on its own
             // inbox with APPROVAL_PENDING and the key, and re-attaches by it (the SDK's `await(key)`) like the first
-            // caller whose wait ends before a human decided.
-            // A redelivery (or a recent repeat) may follow a crash before the approval was requested: publish the
-            // stored request again (the approval service keeps one per id).
-            const outbox = stored.outbox ?? [];
-            if (outbox.length > 0 && (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000)) await publishEvents(runtime.messaging, outbox, delivery.signal);
-            if (request.replyInbox !== stored.replyInbox) sendReply(runtime.messaging, scope, request.replyInbox, { ok: false, error: approvalPending(stored) });
-            return;
+            // caller whose wait ends before a human decided. A redelivery (or a recent repeat) may follow a crash
+            // before the approval was requested: publish the call's events again (the approval service keeps one
+            // approval per id).
+            if (delivery.deliveryCount > 1 || now.getTime() - Date.parse(stored.updatedAt) < 60_000) outbound.send(position.state.published);
+            if (request.replyInbox !== stored.replyInbox) runtime.outlet.reply(scope, request.replyInbox, { ok: false, error: approvalPending(stored) });
+            break;
           }
-          const awaited = await awaitTerminal(runtime, scope, key, stored.deadline, delivery.signal);
+          const awaited = await awaitTerminal(runtime, position, stored.deadline, delivery.signal);
           // The handler holding the call died while this copy waited: take the call over (decide again).
           if (awaited.kind === 'lapsed') continue;
           if (awaited.kind !== 'ended') throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the call with this idempotency key is still in flight');
-          sendReply(runtime.messaging, scope, request.replyInbox, { ok: true, data: invocationResultOf(awaited.invocation) });
-          return;
+          runtime.outlet.reply(scope, request.replyInbox, { ok: true, data: invocationResultOf(awaited.invocation) });
+          break;
         }
         case 'resume': {
           if (stored === undefined) continue;
-          const current = invocationOf(stored);
-          const point = resumePipeline(current, descriptorFor(runtime, scope, current));
-          if (!point.resumable) throw new ToolplaneError('INTERNAL', `invocation ${current.invocationId} cannot resume: ${point.problem}`);
-          // Claim the call first (compare-and-set): of two replicas resuming it, one goes on.
-          const claimed = await runtime.invocations.advance(current, point.state.invocation, now, { release: isTerminalInvocationState(point.state.invocation.state), signal: delivery.signal });
-          await publishEvents(runtime.messaging, point.events, delivery.signal);
-          await runPipeline(runtime, { ...point.state, invocation: claimed, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, claimed) }, { scope, caller, signal: delivery.signal, replyInbox: request.replyInbox });
-          return;
+          const point = resumePipeline(stored, descriptorFor(runtime, scope, stored));
+          if (!point.resumable) throw new ToolplaneError('INTERNAL', `invocation ${stored.invocationId} cannot resume: ${point.problem}`);
+          // What the interrupted handler may not have got out; then the stages again (the first append wins).
+          outbound.send(position.state.published);
+          await runPipeline(runtime, { ...point.state, descriptor: point.state.descriptor ?? descriptorFor(runtime, scope, point.state.invocation) }, run, { position, events: point.events });
+          break;
         }
         case 'new_attempt': {
           if (stored === undefined) continue;
-          const interrupted = invocationOf(stored);
-          const next = startNextAttempt(interrupted, runtime.newId(), { now: now.toISOString() });
-          const persisted = await runtime.invocations.advance(interrupted, next.state.invocation, now, { signal: delivery.signal });
-          await publishEvents(runtime.messaging, [...next.closing, ...next.events], delivery.signal);
-          await runPipeline(runtime, { ...next.state, invocation: persisted, descriptor: descriptorFor(runtime, scope, persisted) }, { scope, caller, signal: delivery.signal, replyInbox: request.replyInbox });
-          return;
+          const next = startNextAttempt(stored, runtime.newId(), { now: now.toISOString() });
+          outbound.send(position.state.published);
+          await runPipeline(runtime, { ...next.state, descriptor: descriptorFor(runtime, scope, next.state.invocation) }, run, { position, events: [...next.closing, ...next.events] });
+          break;
         }
         case 'uncertain': {
           if (stored === undefined) continue;
-          await runPipeline(runtime, markInterruptedUncertain(invocationOf(stored)), { scope, caller: undefined, signal: delivery.signal, replyInbox: request.replyInbox });
-          return;
+          outbound.send(position.state.published);
+          await runPipeline(runtime, markInterruptedUncertain(stored), { ...run, caller: undefined }, { position, events: [] });
+          break;
         }
       }
+      await outbound.confirm();
+      return;
     } catch (error) {
       // Another handler moved the call on first: decide again against what it is now.
       if (error instanceof InvocationChangedError) continue;
@@ -182,41 +213,51 @@ export function descriptorFor(runtime: InvocationRuntime, scope: Scope, invocati
 type AwaitedCall = { readonly kind: 'ended'; readonly invocation: ToolInvocation } | { readonly kind: 'lapsed' } | { readonly kind: 'parked' } | { readonly kind: 'still_running' };
 
 /**
- * Waits (bounded by the call's deadline) for the call holding `key` to end, or for its handler's processing lease to
- * lapse (that handler died: the waiting copy takes the call over instead of waiting out a redelivery).
+ * Waits (bounded by the call's deadline) for the call to end, or for its handler's processing lease to lapse (that
+ * handler died: the waiting copy takes the call over instead of waiting out a redelivery). Reads only what was
+ * appended since the last look.
  */
-async function awaitTerminal(runtime: InvocationRuntime, scope: Scope, key: string, deadline: string, signal: AbortSignal): Promise<AwaitedCall> {
+async function awaitTerminal(runtime: InvocationRuntime, position: CallPosition, deadline: string, signal: AbortSignal): Promise<AwaitedCall> {
   const until = Math.min(Date.parse(deadline) + 1_000, runtime.clock().getTime() + 30_000);
+  let current = position;
   for (let wait = 20; runtime.clock().getTime() < until; wait = Math.min(wait * 2, 500)) {
-    const stored = await runtime.invocations.find(scope, key, signal);
-    if (stored !== undefined && isTerminalInvocationState(stored.state) && stored.receipt !== undefined) return { kind: 'ended', invocation: invocationOf(stored) };
-    if (stored?.state === 'AwaitingApproval') return { kind: 'parked' };
-    if (stored !== undefined && !isTerminalInvocationState(stored.state) && !leaseAlive(stored, runtime.clock())) return { kind: 'lapsed' };
     await sleep(wait, signal, 'waiting for the call in flight');
+    current = await runtime.calls.refresh(current, signal);
+    const stored = current.state.invocation;
+    if (stored !== undefined && isTerminalInvocationState(stored.state) && stored.receipt !== undefined) return { kind: 'ended', invocation: stored };
+    if (stored?.state === 'AwaitingApproval') return { kind: 'parked' };
+    if (stored !== undefined && !isTerminalInvocationState(stored.state) && !leaseAlive(current.state, runtime.clock())) return { kind: 'lapsed' };
   }
   return { kind: 'still_running' };
 }
 
+/** Where a run starts: the call as read or last written, and the public events decided but not yet appended. */
+export interface RunStart {
+  readonly position: CallPosition;
+  readonly events: readonly PipelineEvent[];
+}
+
 /**
- * Drives the pipeline from `initial` until it is done (or parked for an approval). `initial.invocation` is the
- * document as stored (its version is the compare-and-set guard of the next write).
+ * Drives the pipeline from `initial` until it is done (or parked for an approval), appending a transition wherever
+ * the core says it must be persisted (at the version last read or written: a handler that lost the call to another
+ * one fails with InvocationChangedError and decides again) and sending its events after the append.
  */
-export async function runPipeline(runtime: InvocationRuntime, initial: PipelineState, run: RunContext): Promise<void> {
+export async function runPipeline(runtime: InvocationRuntime, initial: PipelineState, run: RunContext, start: RunStart): Promise<void> {
   let state = initial;
-  let stored = initial.invocation;
-  let pending: PipelineEvent[] = [];
-  const memo: StageMemo = { secrets: [] };
+  let position = start.position;
+  let pending: PipelineEvent[] = [...start.events];
+  const memo: StageMemo = { secrets: [], arguments: run.arguments };
   while (state.step !== 'DONE') {
     if (state.step === 'APPROVAL_DECISION') return; // parked: the approval decision resumes it, on any replica
     let outcome: StageOutcome;
     if (state.step === 'EXECUTE') {
       // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over. Renewals
-      // move the version on: the next write is guarded by the version the last one produced.
-      const hold = runtime.invocations.holdWhileExecuting(stored, runtime.clock);
+      // are appends: the next write is guarded by the version the last one produced.
+      const hold = runtime.calls.holdWhileExecuting(position, runtime.clock);
       try {
         outcome = await performStage(runtime, state, run, memo);
       } finally {
-        stored = await hold.release();
+        position = await hold.release();
       }
     } else {
       outcome = await performStage(runtime, state, run, memo);
@@ -224,25 +265,33 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
     const now = runtime.clock();
     const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
     if (!transition.accepted) throw new ToolplaneError('INTERNAL', `the pipeline refused the ${outcome.step} outcome: ${transition.problem}`);
-    pending = [...pending, ...transition.events];
+    pending.push(...transition.events);
     state = transition.state;
     if (transition.persist === 'required') {
       const starting = outcome.step === 'START';
       if (starting) failpoint(adapterFailpoints.beforeStarted);
-      const settled = isTerminalInvocationState(state.invocation.state) || state.invocation.state === 'AwaitingApproval';
-      // A parked call keeps its ApprovalRequested in the document: the only copy if the publish below never happens.
-      const outbox = state.invocation.state === 'AwaitingApproval' ? pending.filter((event): event is ApprovalRequested => event.type === 'ApprovalRequested') : undefined;
+      const { invocation } = state;
+      const ended = isTerminalInvocationState(invocation.state);
+      const parked = invocation.state === 'AwaitingApproval';
       // How a call ended is recorded even while shutting down (the provider call is over either way): a terminal
       // write is not given the abort signal, so a stop cannot leave an ended call looking as if it were executing.
-      const signal = isTerminalInvocationState(state.invocation.state) ? undefined : run.signal;
-      stored = await runtime.invocations.advance(stored, state.invocation, now, { release: settled, ...(outbox === undefined ? {} : { outbox }), ...(signal ? { signal } : {}) });
-      state = { ...state, invocation: stored };
-      if (isTerminalInvocationState(stored.state)) failpoint(adapterFailpoints.afterTerminal);
-      await publishEvents(runtime.messaging, pending, signal);
+      const signal = ended ? undefined : run.signal;
+      // An approval decision and an operator's reconcile find the call by its ToolCallId: indexed before the
+      // ApprovalRequested (or the Uncertain ending) can be seen.
+      if (parked || invocation.state === 'Uncertain') await runtime.calls.indexToolCallId(run.scope, invocation.toolCallId, invocation.idempotencyKey, signal);
+      position = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now }, signal);
+      if (ended) failpoint(adapterFailpoints.afterTerminal);
+      run.outbound.send(pending);
       pending = [];
       if (starting) failpoint(adapterFailpoints.afterStarted);
     }
   }
+}
+
+/** The arguments of the run's call, parsed once. */
+function argumentsOf(memo: StageMemo, invocation: ToolInvocation): JsonObject {
+  memo.arguments ??= JSON.parse(invocation.argumentsJson) as JsonObject;
+  return memo.arguments;
 }
 
 /** What one run keeps in memory between stages: the policy decision, the leased secret values and the target they are injected into (never stored). */
@@ -250,6 +299,7 @@ interface StageMemo {
   decision?: PolicyDecision;
   secrets: readonly string[];
   target?: McpTarget | undefined;
+  arguments?: JsonObject | undefined;
 }
 
 async function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): Promise<StageOutcome> {
@@ -258,11 +308,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'TOOL_RESOLUTION':
       return { step: 'TOOL_RESOLUTION', descriptor: invocation.toolVersion === undefined ? undefined : descriptor };
     case 'SCHEMA_VALIDATION':
-      return { step: 'SCHEMA_VALIDATION', check: runtime.validators.validate(mustHave(descriptor), JSON.parse(invocation.argumentsJson)) };
+      return { step: 'SCHEMA_VALIDATION', check: runtime.validators.validate(mustHave(descriptor), argumentsOf(memo, invocation)) };
     case 'AGENT_PERMISSION':
     case 'TENANT_POLICY':
     case 'SIDE_EFFECT_CLASSIFICATION': {
-      memo.decision ??= await decide(runtime, state, run);
+      memo.decision ??= await decide(runtime, state, run, argumentsOf(memo, invocation));
       return { step: state.step, decision: memo.decision };
     }
     case 'APPROVAL': {
@@ -286,7 +336,7 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
     case 'EXECUTE': {
-      const execution = await execute(runtime, state, run, memo.target);
+      const execution = await execute(runtime, state, run, memo.target, argumentsOf(memo, invocation));
       failpoint(adapterFailpoints.afterProviderReturned);
       return { step: 'EXECUTE', execution };
     }
@@ -295,7 +345,7 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'REPLY': {
       // The stored request's inbox, and the driving copy's own when it is another one: every copy gets its reply.
       const reply = { ok: true, data: invocationResultOf(invocation) } as const;
-      for (const inbox of new Set([invocation.replyInbox, run.replyInbox])) sendReply(runtime.messaging, run.scope, inbox, reply);
+      for (const inbox of new Set([invocation.replyInbox, run.replyInbox])) runtime.outlet.reply(run.scope, inbox, reply);
       return { step: 'REPLY' };
     }
     case 'APPROVAL_DECISION':
@@ -309,7 +359,7 @@ function mustHave(descriptor: ToolDescriptor | undefined): ToolDescriptor {
   return descriptor;
 }
 
-async function decide(runtime: InvocationRuntime, state: PipelineState, run: RunContext): Promise<PolicyDecision> {
+async function decide(runtime: InvocationRuntime, state: PipelineState, run: RunContext, args: JsonObject): Promise<PolicyDecision> {
   const { invocation } = state;
   const descriptor = mustHave(state.descriptor);
   const caller = run.caller;
@@ -324,7 +374,7 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
     toolId: invocation.toolId,
     toolVersion: descriptor.toolVersion,
     requestHash: invocation.requestHash,
-    arguments: JSON.parse(invocation.argumentsJson) as JsonObject,
+    arguments: args,
   };
   const checks = rateLimitChecksFor({ subject, descriptor, caller, tenantPolicy });
   // A lost race for a counter's slot means another call was counted first: evaluate again with the new count.
@@ -337,7 +387,7 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
 }
 
-async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined): Promise<ExecutionResult> {
+async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined, args: JsonObject): Promise<ExecutionResult> {
   const descriptor = mustHave(state.descriptor);
   const { invocation } = state;
   if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) {
@@ -356,7 +406,7 @@ async function execute(runtime: InvocationRuntime, state: PipelineState, run: Ru
     serverKey: `${run.scope.tenant}/${run.scope.workspace}/${descriptor.mcpServerId}`,
     descriptor,
     effectiveClass: invocation.effectiveClass ?? descriptor.sideEffectClass,
-    args: JSON.parse(invocation.argumentsJson) as Record<string, unknown>,
+    args,
     deadline: new Date(invocation.deadline),
     signal: run.signal,
     now: runtime.clock,

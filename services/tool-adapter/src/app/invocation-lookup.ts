@@ -8,7 +8,6 @@ import {
   scopeOfSubject,
 } from '@toolplane/contracts';
 import { serve, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
-import { invocationOf } from '../adapters/invocation-store.js';
 import { decideIdempotency } from '../core/invocation-attempts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
@@ -36,11 +35,11 @@ export async function serveInvocationLookup(runtime: InvocationRuntime, signal?:
     handler: async (request, context) => {
       const scope = scopeOfSubject(context.subject);
       const claims = await runtime.verifier.verify(request.contextToken, { ...scope, kind: 'agent' });
-      const stored = await runtime.invocations.find(scope, request.idempotencyKey, context.signal);
-      if (stored === undefined || stored.principal !== claims.principal || stored.agentId !== claims.agentId) {
+      // The call's own record (authoritative and current), not a read model.
+      const invocation = (await runtime.calls.read(scope, request.idempotencyKey, context.signal)).state.invocation;
+      if (invocation === undefined || invocation.principal !== claims.principal || invocation.agentId !== claims.agentId) {
         throw new ToolplaneError('NOT_FOUND', 'no invocation of this agent holds that idempotency key');
       }
-      const invocation = invocationOf(stored);
       if (request.request !== undefined) {
         const incoming = { scope, toolId: request.request.toolId, requestedToolVersion: request.request.toolVersion, arguments: request.request.arguments };
         // Whether its handler is alive changes what invoking would do next, never whether the request conflicts.

@@ -3,18 +3,22 @@ import type { DescriptorCache, Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
 import type { ApprovalGateway } from '../adapters/approval-gateway.js';
 import type { CredentialLeaser } from '../adapters/credential-leaser.js';
-import type { InvocationStore } from '../adapters/invocation-store.js';
+import type { InvocationCalls } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
 import type { PolicySource } from '../adapters/policy-source.js';
 import type { RateCounters } from '../adapters/rate-counters.js';
 import type { ServerDirectory } from '../adapters/server-directory.js';
 import type { ArgumentValidators } from '../core/argument-validation.js';
 import type { ReceiptSigner } from '../core/receipts.js';
+import type { InvocationOutlet } from './publishing.js';
 
 /** Everything the invocation handlers use: the ports, the clock and the id generator, built by start(). */
 export interface InvocationRuntime {
   readonly messaging: Messaging;
-  readonly invocations: InvocationStore;
+  /** The ToolInvocation aggregate's store (the adapter's private stream). */
+  readonly calls: InvocationCalls;
+  /** Where lifecycle events and replies go. */
+  readonly outlet: InvocationOutlet;
   readonly descriptors: DescriptorCache;
   readonly servers: ServerDirectory;
   readonly executor: McpExecutor;

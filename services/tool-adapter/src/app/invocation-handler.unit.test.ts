@@ -1,0 +1,157 @@
+// The invocation handler against the in-memory event store: what it appends (and how often), what it publishes
+// and replies, how two copies of one key meet, and what a redelivery republishes. No NATS, no MongoDB.
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { invocationRequestSubject, type InvocationReply, type InvocationRequest, type InvocationStateEvent, type Scope, type ToolCallIndexed, type ToolDescriptor } from '@toolplane/contracts';
+import type { TokenVerifier } from '@toolplane/auth';
+import { inMemoryEventStore, type EventStore } from '@toolplane/event-store';
+import type { DeliveryContext, DescriptorCache, Messaging } from '@toolplane/messaging';
+import type { Logger } from '@toolplane/service-kit';
+import { InvocationCalls } from '../adapters/invocation-store.js';
+import type { McpExecutor } from '../adapters/mcp-executor.js';
+import type { RateCounters } from '../adapters/rate-counters.js';
+import { ArgumentValidators } from '../core/argument-validation.js';
+import { defaultTenantPolicy } from '../core/policy-evaluator.js';
+import type { ExecutionResult } from '../core/execution-outcome.js';
+import type { PipelineEvent } from '../core/invocation-event-log.js';
+import { receiptSigner } from '../core/receipts.js';
+import { agentProfileDocument, stdioServerDocument, testDescriptor } from '../testing.js';
+import { handleInvocationRequest } from './invocation-handler.js';
+import type { InvocationRuntime } from './invocation-runtime.js';
+
+const scope: Scope = { tenant: 'acme', workspace: 'support' };
+const agentId = 'agent-support';
+
+interface World {
+  readonly runtime: InvocationRuntime;
+  readonly appends: () => number;
+  readonly published: PipelineEvent[];
+  readonly replies: { readonly inbox: string | undefined; readonly reply: InvocationReply }[];
+  readonly executions: () => number;
+}
+
+/** A runtime of in-memory ports: the calls' store counts its appends, the executor its calls. */
+function world(options: { readonly descriptor?: Partial<ToolDescriptor>; readonly allowed?: readonly string[]; readonly execute?: () => Promise<ExecutionResult> } = {}): World {
+  const inner = inMemoryEventStore<InvocationStateEvent>();
+  let appends = 0;
+  const counted: EventStore<InvocationStateEvent> = {
+    readStream: (id, read) => inner.readStream(id, read),
+    appendToStream: (id, events, append) => {
+      appends += 1;
+      return inner.appendToStream(id, events, append);
+    },
+  };
+  const serverId = randomUUID();
+  const descriptor = testDescriptor({ scope, toolId: 'fixture.echo', providerToolName: 'echo', mcpServerId: serverId }, options.descriptor);
+  const published: PipelineEvent[] = [];
+  const replies: World['replies'] = [];
+  let executions = 0;
+  const profile = agentProfileDocument(scope, agentId, options.allowed ?? ['fixture.*']);
+  const runtime: InvocationRuntime = {
+    messaging: {} as Messaging,
+    calls: new InvocationCalls(counted, inMemoryEventStore<ToolCallIndexed>(), 5_000),
+    outlet: {
+      publish: (events) => {
+        published.push(...events);
+        return Promise.resolve();
+      },
+      reply: (_scope, inbox, reply) => {
+        if (inbox !== undefined) replies.push({ inbox, reply });
+      },
+    },
+    descriptors: { resolve: (_scope: Scope, toolId: string) => (toolId === descriptor.toolId ? descriptor : undefined), list: () => [descriptor] } as unknown as DescriptorCache,
+    servers: () => Promise.resolve(stdioServerDocument({ serverId, scope, name: 'echo' }, { args: ['echo.mjs'] })),
+    executor: {
+      execute: async () => {
+        executions += 1;
+        return options.execute === undefined ? { result: 'returned', output: { content: [{ type: 'text', text: 'echoed' }] } } : options.execute();
+      },
+    } as unknown as McpExecutor,
+    approvals: () => Promise.resolve(),
+    validators: new ArgumentValidators(),
+    policies: { agentProfile: () => Promise.resolve(profile), tenantPolicy: (tenant: string) => Promise.resolve(defaultTenantPolicy(tenant, new Date().toISOString())) },
+    rateCounters: { load: () => Promise.resolve(new Map()), claim: () => Promise.resolve(true) } as unknown as RateCounters,
+    verifier: { verify: () => Promise.resolve({ principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] }) } as unknown as TokenVerifier,
+    signReceipt: receiptSigner({ keyId: 'handler-test', privateKey: generateKeyPairSync('ed25519').privateKey }),
+    clock: () => new Date(),
+    newId: randomUUID,
+    logger: { warn: () => undefined, info: () => undefined } as unknown as Logger,
+    defaultTimeoutMs: 30_000,
+  };
+  return { runtime, appends: () => appends, published, replies, executions: () => executions };
+}
+
+function request(key: string, args: Record<string, unknown> = { text: 'hi' }, inbox = `inbox_${randomUUID().replaceAll('-', '')}`): InvocationRequest {
+  return { toolId: 'fixture.echo', arguments: args, idempotencyKey: key, correlationId: 'run-1', contextToken: 'a.b.c', replyInbox: inbox };
+}
+
+function delivery(deliveryCount = 1): DeliveryContext {
+  return { signal: new AbortController().signal, deliveryCount, subject: invocationRequestSubject(scope), streamSequence: 1, headers: {}, msgId: undefined };
+}
+
+describe('handleInvocationRequest (in-memory event store)', () => {
+  it('governs a READ call with two appends (Received…Started, then the ending), replies, and publishes its events in order', async () => {
+    const { runtime, appends, published, replies, executions } = world({ descriptor: { sandboxKind: 'None' } });
+    const sent = request('read-1');
+    await handleInvocationRequest(runtime, sent, delivery());
+    expect(appends()).toBe(2);
+    expect(executions()).toBe(1);
+    expect(published.map((event) => event.type)).toEqual(['InvocationReceived', 'ToolCallStarted', 'ToolCallCompleted']);
+    expect(published.map((event) => event.metadata.sequence)).toEqual([1, 2, 3]);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.inbox).toBe(sent.replyInbox);
+    expect(replies[0]?.reply).toMatchObject({ ok: true, data: { status: 'SUCCESS', receipt: { state: 'Observed', attempt: 1 } } });
+    const { state } = await runtime.calls.read(scope, 'read-1');
+    expect(state.invocation?.state).toBe('Observed');
+    expect(state.leaseUntil).toBeUndefined();
+    expect(state.published).toEqual(published);
+  });
+
+  it('denies a call in one append and never executes it', async () => {
+    const { runtime, appends, published, replies, executions } = world({ allowed: ['other.*'] });
+    await handleInvocationRequest(runtime, request('denied-1'), delivery());
+    expect(appends()).toBe(1);
+    expect(executions()).toBe(0);
+    expect(published.map((event) => event.type)).toEqual(['InvocationReceived', 'InvocationDenied']);
+    expect(replies[0]?.reply).toMatchObject({ ok: true, data: { status: 'DENIED' } });
+  });
+
+  it('runs two copies of one key racing for its creation once: the loser decides again and answers with the same receipt', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { runtime, replies, executions, published } = world({
+      execute: async () => {
+        await gate;
+        return { result: 'returned', output: { content: [{ type: 'text', text: 'once' }] } };
+      },
+    });
+    const first = handleInvocationRequest(runtime, request('race-1'), delivery());
+    const second = handleInvocationRequest(runtime, request('race-1'), delivery());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([first, second]);
+    expect(executions()).toBe(1);
+    expect(replies).toHaveLength(2);
+    expect(replies[1]?.reply).toEqual(replies[0]?.reply);
+    expect(published.filter((event) => event.type === 'ToolCallStarted')).toHaveLength(1);
+  });
+
+  it('answers a repeat of an ended call from its record, republishing its events on a redelivery, running nothing', async () => {
+    const { runtime, appends, published, replies, executions } = world();
+    await handleInvocationRequest(runtime, request('replay-1'), delivery());
+    const before = published.length;
+    await handleInvocationRequest(runtime, request('replay-1'), delivery(2));
+    expect(executions()).toBe(1);
+    expect(appends()).toBe(2);
+    expect(published.slice(before)).toEqual(published.slice(0, before));
+    expect(replies[1]?.reply).toEqual(replies[0]?.reply);
+  });
+
+  it('answers the same key with other arguments with CONFLICT and records nothing more', async () => {
+    const { runtime, appends, replies } = world();
+    await handleInvocationRequest(runtime, request('conflict-1', { text: 'a' }), delivery());
+    await handleInvocationRequest(runtime, request('conflict-1', { text: 'b' }), delivery());
+    expect(appends()).toBe(3); // two for the call, one refused creation of the second copy (it then read and decided)
+    expect(replies[1]?.reply).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+  });
+});
