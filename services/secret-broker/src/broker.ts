@@ -50,6 +50,8 @@ export interface BrokerDependencies {
   readonly recipients: ReadonlyMap<string, KeyObject>;
   /** Publishes a public lifecycle event (with its deterministic id, so a republish is dropped). */
   readonly publishEvent: (event: LifecycleEvent, signal: AbortSignal) => Promise<void>;
+  /** Removes a connection's messages before its last from the record (the last holds the whole connection). */
+  readonly purgeOlderRecords: (scope: Scope, connectionId: string, signal: AbortSignal) => Promise<void>;
   readonly policy: ConnectionPolicy;
   readonly maxLeaseTtlMs: number;
   readonly now: () => Date;
@@ -181,6 +183,8 @@ export function createBroker(deps: BrokerDependencies): Broker {
       const connection = handled.newState;
       if (connection === null) throw new ToolplaneError('INTERNAL', 'a rotated connection has no record');
       await tokens.forget(connection, signal);
+      // The old credential's ciphertext goes from the record; if that fails it goes with the next rotation or revocation.
+      await deps.purgeOlderRecords(scope, connectionId, signal).catch((error: unknown) => log.warn({ err: error, connectionId }, 'could not purge the older records of a rotated connection'));
       log.info({ connectionId, secretGeneration: connection.secretGeneration, kekId: connection.secret?.kekId }, 'connection rotated');
       return toConnectionView(connection);
     },
@@ -190,8 +194,10 @@ export function createBroker(deps: BrokerDependencies): Broker {
       const handled = await handleCommand(connectionEvents, connectionDecider, streamIdOf(scope, connectionId), { type: 'RevokeConnection', request, now: now() }, { signal });
       const connection = handled.newState;
       if (connection === null) throw new ToolplaneError('INTERNAL', 'a revoked connection has no record');
-      // Also on a repeated revoke: finishes the work of one that stopped half-way. Outstanding leases end with the
-      // revocation (the projector marks them Revoked); a lease racing it is withdrawn by its own granter.
+      // Also on a repeated revoke: finishes the work of one that stopped half-way (the secret's ciphertexts leave the
+      // record, the cached token the bucket). Outstanding leases end with the revocation (the projector marks them
+      // Revoked); a lease racing it is withdrawn by its own granter.
+      await deps.purgeOlderRecords(scope, connectionId, signal);
       await tokens.forget(connection, signal);
       log.info({ connectionId, repeated: handled.newEvents.length === 0 }, 'connection revoked');
       return toConnectionView(connection);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { CachedAccessToken, LifecycleEvent, commandFilter, eventMsgId, scopeOfSubject, secretBrokerContracts, secretBrokerStream, secretBrokerTokenBucket, streams, subjectOfEvent, toWireError, type Scope } from '@toolplane/contracts';
+import { CachedAccessToken, LifecycleEvent, commandFilter, connectionSubject, eventMsgId, scopeOfSubject, secretBrokerContracts, secretBrokerStream, secretBrokerTokenBucket, streams, subjectOfEvent, toWireError, type Scope } from '@toolplane/contracts';
 import { createTokenVerifier, verifyOperator, type TokenVerifier } from '@toolplane/auth';
-import { openKv, publish, serve, type ServeDiagnostic } from '@toolplane/messaging';
+import { openKv, publish, purgeSubject, serve, type ServeDiagnostic } from '@toolplane/messaging';
 import { redactedPaths, type Logger, type ServiceContext, type ServiceDefinition } from '@toolplane/service-kit';
 import { brokerAccess, type BrokerAccess } from './access.js';
 import { createAccessTokens } from './access-tokens.js';
@@ -77,6 +77,9 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
   });
   const connectionEvents = connectionEventStore(messaging);
   const leaseEvents = leaseEventStore(messaging);
+  const purgeOlderRecords = async (scope: Scope, connectionId: string, purgeSignal?: AbortSignal) => {
+    await purgeSubject(messaging, secretBrokerStream.name, connectionSubject(scope, connectionId), purgeSignal === undefined ? {} : { signal: purgeSignal });
+  };
   const broker = createBroker({
     connectionEvents,
     leaseEvents,
@@ -87,6 +90,7 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
     publishEvent: async (event, eventSignal) => {
       await publish(messaging, { subject: subjectOfEvent(event), schema: LifecycleEvent, message: event, msgId: eventMsgId(event), signal: eventSignal });
     },
+    purgeOlderRecords,
     policy: { allowHttpTokenEndpoints: config.SECRET_BROKER_ALLOW_HTTP_TOKEN_ENDPOINTS },
     maxLeaseTtlMs: config.SECRET_BROKER_LEASE_TTL_MS,
     now,
@@ -116,6 +120,7 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
       connectionEvents,
       leaseEvents,
       vault,
+      purgeOlderRecords,
       currentKekId: keyring.currentId,
       now,
       intervalMs: config.SECRET_BROKER_SWEEP_INTERVAL_MS,

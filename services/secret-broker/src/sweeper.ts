@@ -1,4 +1,4 @@
-import { hasErrorCode, sleep, type ConnectionEvent, type LeaseEvent } from '@toolplane/contracts';
+import { hasErrorCode, sleep, type ConnectionEvent, type LeaseEvent, type Scope } from '@toolplane/contracts';
 import { handleCommand, type EventStore } from '@toolplane/event-store';
 import type { Logger } from '@toolplane/service-kit';
 import { toStoreError, type StoreCollection } from '@toolplane/store';
@@ -30,6 +30,8 @@ export interface SweeperOptions {
   readonly connectionEvents: EventStore<ConnectionEvent>;
   readonly leaseEvents: EventStore<LeaseEvent>;
   readonly vault: CredentialVault;
+  /** Removes a connection's messages before its last from the record (the secret wrapped under the old KEK). */
+  readonly purgeOlderRecords: (scope: Scope, connectionId: string, signal?: AbortSignal) => Promise<void>;
   readonly currentKekId: string;
   readonly now: () => Date;
   readonly batchSize?: number;
@@ -71,7 +73,10 @@ export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): 
         (state) => ({ type: 'RewrapSecret' as const, secret: state === null ? undefined : options.vault.rewrap(state), now }),
         handling,
       );
-      if (handled.newEvents.length > 0) rewrappedSecrets += 1;
+      if (handled.newEvents.length > 0) {
+        rewrappedSecrets += 1;
+        await options.purgeOlderRecords(summary, summary.connectionId, signal);
+      }
     } catch (error) {
       // The vault's refusal to decrypt (a KEK gone, a ciphertext that does not open) is INTERNAL; anything else is a fault.
       if (!hasErrorCode(error) || error.code !== 'INTERNAL') throw error;

@@ -224,6 +224,8 @@ describe('rotation and revocation', () => {
     const after = await lastSecret('rotating');
     expect(after).toBeDefined();
     expect(after).not.toEqual(before);
+    // Only the rotation is left in the record: the first credential's ciphertext is gone.
+    expect((await connectionRecord(m, main, 'rotating')).map((event) => event.type)).toEqual(['ConnectionRotated']);
     expect(await projectedConnection('rotating', 2)).toMatchObject({ secretGeneration: 2 });
 
     const late = leaseRequest('rotating', 'svc.call');
@@ -257,7 +259,8 @@ describe('rotation and revocation', () => {
     expect(await call(m, main, 'revokeConnection', { connectionRef: 'doomed' })).toMatchObject({ state: 'Revoked', version: revoked.version });
     const revokedList = await eventually(() => call(m, main, 'listConnections', { state: 'Revoked' }), (page) => page.items.length > 0);
     expect(revokedList.items.map((item) => item.name)).toEqual(['doomed']);
-    expect((await connectionRecord(m, main, 'doomed')).map((event) => event.type)).toEqual(['ConnectionCreated', 'ConnectionRevoked']);
+    // The record keeps only the revocation, which holds no secret: the credential's ciphertext is gone from the server.
+    expect((await connectionRecord(m, main, 'doomed')).map((event) => event.type)).toEqual(['ConnectionRevoked']);
   });
 });
 

@@ -61,6 +61,9 @@ describe('key-encryption key rotation', () => {
       expect(doc.secret?.wrappedKey).not.toBe(old?.secret?.wrappedKey);
     }
     expect(await leaseValue('alpha')).toEqual({ kind: 'api-key', apiKey: 'value-of-alpha' });
+    // The wrapping under the old KEK is gone from the record: only the rewrapped secret is left.
+    const records = await eventually(() => Promise.all(names.map((name) => connectionRecord(m, main, name))), (all) => all.every((events) => events.length === 1));
+    expect(records.map((events) => events[0]?.type)).toEqual(['ConnectionSecretRewrapped', 'ConnectionSecretRewrapped', 'ConnectionSecretRewrapped']);
   });
 
   it('keeps every secret readable once the old KEK is retired', async () => {
