@@ -6,6 +6,8 @@ import { connectMessaging, openKv, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { leaseIdOf } from '../src/core/aggregate-ids.js';
+import { leaseEventStore, streamIdOf } from '../src/event-stores.js';
 import { secretBrokerService } from '../src/mod.js';
 import {
   brokerEnv,
@@ -196,6 +198,37 @@ describe('leases', () => {
     const leases = (await leaseDocs()).filter((doc) => doc.invocationId === request.invocationId);
     expect(leases).toHaveLength(1);
     for (const reply of replies) expect(openLease(keys, reply, request.invocationId)).toMatchObject({ kind: 'basic' });
+  });
+
+  it('republishes SecretLeased from the record when a request is repeated after a crash between the append and the publish', async () => {
+    const request = leaseRequest('lease-basic', 'crm.read');
+    const { connectionId } = await call(m, main, 'showConnection', { connectionRef: 'lease-basic' });
+    const leaseId = leaseIdOf(main, request.invocationId, connectionId);
+    // What a replica that died right after its append left behind: the lease in the record, no event published.
+    const granted = new Date();
+    const lease: SecretLease = {
+      leaseId,
+      tenant: main.tenant,
+      workspace: main.workspace,
+      connectionId,
+      connectionRef: 'lease-basic',
+      invocationId: request.invocationId,
+      toolId: 'crm.read',
+      leasedTo: 'svc:tool-adapter',
+      recipientKeyId: 'tool-adapter',
+      secretGeneration: 1,
+      state: 'Active',
+      grantedAt: granted.toISOString(),
+      expiresAt: new Date(granted.getTime() + 60_000).toISOString(),
+      version: 1,
+    };
+    await leaseEventStore(m).appendToStream(streamIdOf(main, leaseId), [{ type: 'LeaseGranted', data: { lease, connectionVersion: 1 } }], { expectedVersion: 0 });
+    expect(events.events.some((e) => e.type === 'SecretLeased' && e.data.invocationId === request.invocationId)).toBe(false);
+
+    const reply = await call(m, main, 'leaseSecret', request);
+    expect(reply).toMatchObject({ leaseId, expiresAt: lease.expiresAt });
+    const event = await events.waitFor((e) => e.type === 'SecretLeased' && e.data.invocationId === request.invocationId);
+    expect(event).toMatchObject({ data: { leaseId }, metadata: { occurredAt: lease.grantedAt } });
   });
 
   it('expires leases once, whichever replica sweeps, and does not hand an expired lease out again', async () => {
