@@ -1,5 +1,5 @@
 // Tenant isolation by NATS itself: a nats-server of this test's own runs with infra/nats/authorization.example.conf
-// (the operators' sample, unchanged; passwords from its environment), the adapter connects as the services user,
+// (the operators' sample, unchanged; passwords from its environment), the adapter connects as its own service user,
 // and each tenant's agent runtime as its own user. A runtime of acme cannot publish to globex's request or command
 // subjects (the server refuses, the publish fails with AUTHORIZATION_DENIED) and cannot read globex's replies,
 // events or inbox traffic (neither `_INBOX.>` nor globex's inbox prefix), while both tenants' own calls, commands and
@@ -16,18 +16,40 @@ import {
   eventFilter,
   invocationReplySubject,
   invocationRequestSubject,
+  invocationStateFilter,
+  invocationStateStream,
   streams,
   type Scope,
 } from '@toolplane/contracts';
 import { runCli, type CliIo } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
+import { callStreamId } from '../src/mod.js';
 import { AdapterHarness, startNatsServer, waitFor, type AdapterProcess, type NatsServer } from './adapter-harness.js';
 
 const configFile = path.resolve(import.meta.dirname, '../../../infra/nats/authorization.example.conf');
 // nats-server parses an environment value as a configuration value: a password must read as a string (a letter first).
 const password = () => `pw${randomBytes(12).toString('hex')}`;
-const passwords = { TOOLPLANE_SERVICES_PASSWORD: password(), ACME_RUNTIME_PASSWORD: password(), GLOBEX_RUNTIME_PASSWORD: password() };
+const passwords = {
+  TOOL_ADAPTER_PASSWORD: password(),
+  SECRET_BROKER_PASSWORD: password(),
+  APPROVAL_PASSWORD: password(),
+  REGISTRY_PASSWORD: password(),
+  AUDIT_PROJECTOR_PASSWORD: password(),
+  FLOW_RUNNER_PASSWORD: password(),
+  ACME_RUNTIME_PASSWORD: password(),
+  GLOBEX_RUNTIME_PASSWORD: password(),
+};
+
+/** The password setting of each service user of the sample. */
+const serviceUserPassword = {
+  'tool-adapter': 'TOOL_ADAPTER_PASSWORD',
+  approval: 'APPROVAL_PASSWORD',
+  registry: 'REGISTRY_PASSWORD',
+  'secret-broker': 'SECRET_BROKER_PASSWORD',
+  'audit-projector': 'AUDIT_PROJECTOR_PASSWORD',
+  'flow-runner': 'FLOW_RUNNER_PASSWORD',
+} as const;
 
 let nats: NatsServer;
 let harness: AdapterHarness;
@@ -49,7 +71,7 @@ function inboxPrefixOf(scope: Scope): string {
 beforeAll(async () => {
   nats = await startNatsServer({ configFile, env: passwords });
   const { mongoUrl, dbName } = testScope('permissions');
-  harness = await AdapterHarness.start({ natsUrl: urlFor('toolplane-services', passwords.TOOLPLANE_SERVICES_PASSWORD), mongoUrl, dbName, tenants: ['acme', 'globex'] });
+  harness = await AdapterHarness.start({ natsUrl: urlFor('tool-adapter', passwords.TOOL_ADAPTER_PASSWORD), mongoUrl, dbName, tenants: ['acme', 'globex'] });
   adapter = await harness.startAdapter();
   acme = await harness.freshScope('acme');
   globex = await harness.freshScope('globex');
@@ -176,6 +198,34 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
     expect(invoked.err).toBe('');
     expect((JSON.parse(invoked.out) as { status: string }).status).toBe('SUCCESS');
     expect((await harness.stored(acme, 'cli-acme'))?.state).toBe('Observed');
+  });
+
+  it('keeps the invocation state (arguments and results) to the tool adapter: another service may not read, consume, append to or purge it', { timeout: 60_000 }, async () => {
+    const call = await harness.send(acme, { toolId: 'fixture.count', arguments: { note: 'private' }, idempotencyKey: 'private-state' });
+    const reply = await call.reply(30_000);
+    expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    const subject = callStreamId(acme, 'private-state');
+    // The adapter's own user reads the call's record.
+    expect((await harness.messaging.manager.direct.getMessage(invocationStateStream.name, { last_by_subj: subject }))?.subject).toBe(subject);
+
+    for (const user of ['approval', 'registry', 'secret-broker', 'audit-projector', 'flow-runner'] as const) {
+      const other = await connectMessaging({ url: urlFor(user, passwords[serviceUserPassword[user]]), name: `${user}-snoop`, timeoutMs: 5_000 });
+      try {
+        await expect(other.manager.direct.getMessage(invocationStateStream.name, { last_by_subj: subject })).rejects.toThrow(/permission|timeout/i);
+        await expect(other.manager.streams.getMessage(invocationStateStream.name, { last_by_subj: subject })).rejects.toThrow(/permission|timeout/i);
+        await expect(other.manager.consumers.add(invocationStateStream.name, { filter_subject: subject })).rejects.toThrow(/permission|timeout/i);
+        await expect(other.manager.streams.purge(invocationStateStream.name)).rejects.toThrow(/permission|timeout/i);
+        await expect(other.jetstream.publish(subject, '{}', { timeout: 2_000 })).rejects.toThrow(/permission|timeout/i);
+        const snoop = watch(other, invocationStateFilter());
+        await other.connection.flush();
+        await waitFor(`${user}'s subscription to be refused`, () => snoop.errors.length > 0);
+        expect(snoop.errors[0]?.message).toMatch(/permissions violation/i);
+      } finally {
+        await other.close();
+      }
+    }
+    // Nothing was appended or removed by the attempts.
+    expect((await harness.messaging.manager.direct.getMessage(invocationStateStream.name, { last_by_subj: subject }))?.subject).toBe(subject);
   });
 
   it('refuses a runtime a JetStream consumer on the events stream', async () => {
