@@ -40,6 +40,8 @@ export interface TokenVerifierOptions {
 }
 
 const maxTokenLength = 8192;
+// Tokens whose verified signature is remembered: one per runtime session is typical; beyond it, the oldest go.
+const verifiedTokensKept = 10_000;
 const registeredClaims = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
 
 function refused(reason: string, cause?: unknown): ToolplaneError {
@@ -97,6 +99,13 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
     return key;
   };
 
+  // Payloads whose signature verified, by tenant and token (the oldest forgotten first beyond the bound).
+  const verified = new Map<string, JWTPayload>();
+  const remember = (cacheKey: string, payload: JWTPayload) => {
+    if (verified.size >= verifiedTokensKept) verified.delete(verified.keys().next().value ?? cacheKey);
+    verified.set(cacheKey, payload);
+  };
+
   return {
     async verify<K extends TokenKind>(token: string, expected: ExpectedToken<K>): Promise<ClaimsOf<K>> {
       if (typeof token !== 'string' || token.length === 0 || token.length > maxTokenLength) throw refused('it is empty or too long');
@@ -117,18 +126,31 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
       if (jwk === undefined) throw refused(`its signing key is not trusted for tenant ${expected.tenant}`);
       if (!algorithmsFor(jwk).includes(alg.data)) throw refused(`algorithm ${alg.data} does not fit its signing key`);
 
-      let payload: JWTPayload;
-      try {
-        const key = await keyFor(expected.tenant, jwk, alg.data);
-        ({ payload } = await jwtVerify(token, key, {
-          algorithms: [alg.data],
-          audience: TOKEN_AUDIENCE,
-          currentDate: clock(),
-          clockTolerance: tolerance,
-          requiredClaims: ['sub', 'iat', 'exp'],
-        }));
-      } catch (error) {
-        throw refused(joseReason(error), error);
+      // A runtime sends the same context token with every call it makes while the token lives: its signature is
+      // checked once (a WebCrypto job per call was a twentieth of the governed path's CPU), its times on every use.
+      const cacheKey = `${expected.tenant}\n${token}`;
+      let payload = verified.get(cacheKey);
+      if (payload === undefined) {
+        try {
+          const key = await keyFor(expected.tenant, jwk, alg.data);
+          ({ payload } = await jwtVerify(token, key, {
+            algorithms: [alg.data],
+            audience: TOKEN_AUDIENCE,
+            currentDate: clock(),
+            clockTolerance: tolerance,
+            requiredClaims: ['sub', 'iat', 'exp'],
+          }));
+        } catch (error) {
+          throw refused(joseReason(error), error);
+        }
+        remember(cacheKey, payload);
+      } else {
+        const now = clock().getTime() / 1000;
+        if (typeof payload.exp === 'number' && now > payload.exp + tolerance) {
+          verified.delete(cacheKey);
+          throw refused('it has expired');
+        }
+        if (typeof payload.nbf === 'number' && payload.nbf > now + tolerance) throw refused('it is not valid yet');
       }
       if (typeof payload.iat === 'number' && payload.iat > clock().getTime() / 1000 + tolerance) throw refused('it was issued in the future');
 

@@ -97,6 +97,36 @@ describe('issueToken and createTokenVerifier', () => {
     expect(await lenient.verify(tenSecondsPast, expectHuman)).toEqual(alice);
   });
 
+  it('checks a token whose signature it verified before on every use: its expiry, workspace and kind', async () => {
+    let at = now;
+    const moving = createTokenVerifier(keys, { clock: () => at, clockToleranceSeconds: 0 });
+    const token = await issueToken(alice, acme.privateKey, { kid: 'acme-1', expiresIn: 60, now });
+    expect(await moving.verify(token, expectHuman)).toEqual(alice);
+    expect(await moving.verify(token, expectHuman)).toEqual(alice);
+    expect(await refusal(moving.verify(token, { ...expectHuman, workspace: 'finance' }))).toBe('AUTHENTICATION_FAILED: token refused: it does not cover workspace finance');
+    expect(await refusal(moving.verify(token, { tenant: 'acme', workspace: 'main', kind: 'agent' }))).toBe('AUTHENTICATION_FAILED: token refused: expected an agent context token');
+    // Another tenant's keys are consulted afresh: the remembered signature was checked against acme's.
+    expect(await refusal(moving.verify(token, { ...expectHuman, tenant: 'globex' }))).toBe('AUTHENTICATION_FAILED: token refused: its signing key is not trusted for tenant globex');
+    at = new Date(now.getTime() + 61_000);
+    expect(await refusal(moving.verify(token, expectHuman))).toBe('AUTHENTICATION_FAILED: token refused: it has expired');
+    at = now;
+    // Tampering makes another string: never the remembered one.
+    const [header, , signature] = token.split('.');
+    const widened = `${header}.${encodeSegment({ ...validPayload, roles: ['approver', 'policy-admin'] })}.${signature}`;
+    expect(await refusal(moving.verify(widened, expectHuman))).toBe('AUTHENTICATION_FAILED: token refused: the signature does not verify');
+  });
+
+  it('refuses a remembered token before its nbf, within the tolerance only', async () => {
+    let at = now;
+    const moving = createTokenVerifier(keys, { clock: () => at, clockToleranceSeconds: 0 });
+    const early = await new SignJWT({ ...validPayload, nbf: seconds(now) })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'acme-1' })
+      .sign(acme.privateKey);
+    expect(await moving.verify(early, expectHuman)).toMatchObject({ principal: alice.principal });
+    at = new Date(now.getTime() - 5_000);
+    expect(await refusal(moving.verify(early, expectHuman))).toMatch(/it is not valid yet|issued in the future/);
+  });
+
   it('refuses a tolerance that is negative or not whole seconds', () => {
     expect(() => createTokenVerifier(keys, { clock, clockToleranceSeconds: -1 })).toThrow(/^clockToleranceSeconds must be a whole number of seconds, 0 or more, not -1$/);
     expect(() => createTokenVerifier(keys, { clock, clockToleranceSeconds: 1.5 })).toThrow(/^clockToleranceSeconds must be a whole number/);

@@ -58,6 +58,10 @@ export async function connectMessaging(options: ConnectOptions): Promise<Messagi
     reconnectTimeWait: options.reconnectTimeWaitMs ?? 2_000,
     timeout: timeoutMs,
     waitOnFirstConnect: false,
+    // Every failure is translated into the taxonomy with the operation that failed (toToolplaneError's `what`), so
+    // the client's own call-site traces add nothing but cost: capturing one per request was a tenth of the tool
+    // adapter's CPU on the governed path.
+    noAsyncTraces: true,
     ...(inboxPrefix === undefined ? {} : { inboxPrefix }),
     ...(endpoint.tls ? { tls: {} } : {}),
     ...(endpoint.user === undefined ? {} : { user: endpoint.user, pass: endpoint.pass ?? '' }),
