@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ToolplaneError } from '@toolplane/contracts';
+import { raceAbort, sleep, ToolplaneError } from '@toolplane/contracts';
 import { testScope } from '@toolplane/testing';
 import { collector, eventually, gate } from '../test/support.js';
 import { connectMessaging } from './connect.js';
@@ -155,6 +155,36 @@ describe('consume', () => {
     await consumer.stop();
     expect(deliveries).toEqual([1]);
     expect((await m.manager.consumers.info(q.stream, 'worker')).num_redelivered).toBe(0);
+  });
+
+  it('lets many concurrent handlers wait on the delivery signal at once without a listener-leak warning', async () => {
+    const queue = await workQueue('listeners');
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    let handled = 0;
+    const handle = await consume(m, {
+      stream: queue.stream,
+      consumer: 'worker',
+      schema: Order,
+      // Each handler races four waits on the one signal every in-flight handler shares: 16 × 4 listeners at once.
+      handler: async (_order, delivery) => {
+        await Promise.all(Array.from({ length: 4 }, () => raceAbort(sleep(100, undefined, 'waiting'), delivery.signal, 'waiting')));
+        handled += 1;
+      },
+      deadLetterSubject: queue.deadLetterSubject,
+      maxDeliver: 3,
+      concurrency: 16,
+    });
+    try {
+      await Promise.all(Array.from({ length: 32 }, (_, i) => publish(m, { subject: queue.subject, schema: Order, message: { orderId: `l-${i}`, qty: 1 }, msgId: `l-${i}` })));
+      await eventually('every order handled', () => handled === 32);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await handle.stop();
+    }
   });
 
   it('handles at most `concurrency` messages at once, and fetches no more than it can handle', async () => {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { z } from 'zod';
 import { millis, nanos } from '@nats-io/nats-core';
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
@@ -43,6 +44,9 @@ export interface ConsumerHandle extends Stoppable {
 const fetchExpiresMs = 10_000;
 const maxFetchRetryMs = 30_000;
 
+// Concurrent waits on the delivery signal one handler may hold (its pipelined publishes and requests).
+const listenersPerHandler = 64;
+
 /**
  * Starts pulling from a durable consumer. Each message is decoded and validated; an invalid one is
  * dead-lettered at once. A valid one goes to `handler` and is acked only after the handler resolves; a
@@ -68,6 +72,9 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
   }
 
   const handlers = new AbortController();
+  // Every in-flight handler waits on this one signal, several times at once (pipelined publishes): a listener count
+  // far above Node's default warning threshold of 10 is expected. Each wait removes its listener when it settles.
+  setMaxListeners(Math.max(10, concurrency * listenersPerHandler), handlers.signal);
   const fetching = new AbortController();
   const inflight = new Set<Promise<void>>();
   let batch: ConsumerMessages | undefined;
