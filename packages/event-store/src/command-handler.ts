@@ -18,16 +18,22 @@ export interface HandleOptions {
 }
 
 /**
+ * A command that must be prepared from the state it is decided on (e.g. a secret encrypted for the next generation):
+ * prepared again, with the state that won, after a lost race.
+ */
+export type PreparedCommand<State, Command> = (state: State) => Command;
+
+/**
  * The one command handler: reads the aggregate's events, folds them, decides, and appends what was decided at the
  * version it read. A lost race (another writer appended first) is decided again against what won, so a decision is
  * always made on the state it is stored after. A stream that keeps moving for `maxAttempts` decisions is
- * TEMPORARY_UNAVAILABLE (retryable).
+ * TEMPORARY_UNAVAILABLE (retryable). `command` may be prepared from the state (a function of it).
  */
 export async function handleCommand<State, Command, Event>(
   store: EventStore<Event>,
   decider: Decider<State, Command, Event>,
   streamId: string,
-  command: Command,
+  command: Command | PreparedCommand<State, Command>,
   options: HandleOptions = {},
 ): Promise<HandledCommand<State, Event>> {
   const maxAttempts = options.maxAttempts ?? 5;
@@ -35,7 +41,7 @@ export async function handleCommand<State, Command, Event>(
   for (let attempt = 1; ; attempt += 1) {
     const stored = await store.readStream(streamId, signal);
     const state = foldEvents(decider, stored.events);
-    const newEvents = decider.decide(command, state);
+    const newEvents = decider.decide(typeof command === 'function' ? (command as PreparedCommand<State, Command>)(state) : command, state);
     if (newEvents.length === 0) return { newEvents, newState: state, nextExpectedVersion: stored.version };
     try {
       const appended = await store.appendToStream(streamId, newEvents, { expectedVersion: stored.version, ...signal });

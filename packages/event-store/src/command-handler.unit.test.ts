@@ -64,6 +64,29 @@ describe('handleCommand', () => {
     expect((await inner.readStream('c-1')).events).toEqual([{ type: 'Counted', data: { by: 9 } }]);
   });
 
+  it('prepares a command from the state again after a lost race', async () => {
+    const inner = inMemoryEventStore<Counted>();
+    let raced = false;
+    const racing: EventStore<Counted> = {
+      readStream: (id, options) => inner.readStream(id, options),
+      appendToStream: async (id, events, options) => {
+        if (!raced) {
+          raced = true;
+          await inner.appendToStream(id, [{ type: 'Counted', data: { by: 5 } }], { expectedVersion: options.expectedVersion });
+        }
+        return inner.appendToStream(id, events, options);
+      },
+    };
+    const seen: number[] = [];
+    // Doubles whatever the count is when decided: prepared against 0 first, then against the 5 that won.
+    const handled = await handleCommand(racing, counter, 'c-1', (state: number) => {
+      seen.push(state);
+      return count(state === 0 ? 1 : state);
+    });
+    expect(seen).toEqual([0, 5]);
+    expect(handled.newState).toBe(10);
+  });
+
   it('gives up as retryable when the stream keeps moving', async () => {
     const inner = inMemoryEventStore<Counted>();
     const restless: EventStore<Counted> = {

@@ -21,7 +21,6 @@ import { sealToRecipient } from '@toolplane/sealing';
 import { findPage, type StoreCollection } from '@toolplane/store';
 import type { Logger } from '@toolplane/service-kit';
 import type { AccessTokens } from './access-tokens.js';
-import { handlePreparedCommand } from './app/prepared-command.js';
 import type { ConnectionDocument } from './collections.js';
 import { connectionIdOf, connectionIdOfName, leaseIdOf } from './core/aggregate-ids.js';
 import { connectionDecider } from './core/connection-decider.js';
@@ -169,7 +168,7 @@ export function createBroker(deps: BrokerDependencies): Broker {
     async rotateConnection(scope, request, signal) {
       const connectionId = connectionIdOf(scope, request.connectionRef);
       const at = now();
-      const handled = await handlePreparedCommand(
+      const handled = await handleCommand(
         connectionEvents,
         connectionDecider,
         streamIdOf(scope, connectionId),

@@ -2,7 +2,6 @@ import { hasErrorCode, sleep, type ConnectionEvent, type LeaseEvent, type Scope 
 import { handleCommand, type EventStore } from '@toolplane/event-store';
 import type { Logger } from '@toolplane/service-kit';
 import { toStoreError, type StoreCollection } from '@toolplane/store';
-import { handlePreparedCommand } from './app/prepared-command.js';
 import type { ConnectionDocument, SecretLeaseDocument } from './collections.js';
 import { connectionDecider } from './core/connection-decider.js';
 import { leaseDecider } from './core/lease-decider.js';
@@ -66,7 +65,7 @@ export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): 
   for (const document of stale) {
     const summary = parseSummary(document);
     try {
-      const handled = await handlePreparedCommand(
+      const handled = await handleCommand(
         options.connectionEvents,
         connectionDecider,
         streamIdOf(summary, summary.connectionId),
