@@ -27,13 +27,24 @@ export type PreparedCommand<State, Command> = (state: State) => Command;
  * The one command handler: reads the aggregate's events, folds them, decides, and appends what was decided at the
  * version it read. A lost race (another writer appended first) is decided again against what won, so a decision is
  * always made on the state it is stored after. A stream that keeps moving for `maxAttempts` decisions is
- * TEMPORARY_UNAVAILABLE (retryable). `command` may be prepared from the state (a function of it).
+ * TEMPORARY_UNAVAILABLE (retryable).
  */
 export async function handleCommand<State, Command, Event>(
   store: EventStore<Event>,
   decider: Decider<State, Command, Event>,
   streamId: string,
-  command: Command | PreparedCommand<State, Command>,
+  command: Command,
+  options: HandleOptions = {},
+): Promise<HandledCommand<State, Event>> {
+  return handlePreparedCommand(store, decider, streamId, () => command, options);
+}
+
+/** handleCommand for a command prepared from the state it is decided on (prepared again after a lost race). */
+export async function handlePreparedCommand<State, Command, Event>(
+  store: EventStore<Event>,
+  decider: Decider<State, Command, Event>,
+  streamId: string,
+  prepare: PreparedCommand<State, Command>,
   options: HandleOptions = {},
 ): Promise<HandledCommand<State, Event>> {
   const maxAttempts = options.maxAttempts ?? 5;
@@ -41,7 +52,7 @@ export async function handleCommand<State, Command, Event>(
   for (let attempt = 1; ; attempt += 1) {
     const stored = await store.readStream(streamId, signal);
     const state = foldEvents(decider, stored.events);
-    const newEvents = decider.decide(typeof command === 'function' ? (command as PreparedCommand<State, Command>)(state) : command, state);
+    const newEvents = decider.decide(prepare(state), state);
     if (newEvents.length === 0) return { newEvents, newState: state, nextExpectedVersion: stored.version };
     try {
       const appended = await store.appendToStream(streamId, newEvents, { expectedVersion: stored.version, ...signal });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hasErrorCode, ToolplaneError } from '@toolplane/contracts';
-import { handleCommand } from './command-handler.js';
+import { handleCommand, handlePreparedCommand } from './command-handler.js';
 import type { Decider } from './decider.js';
 import { isVersionConflict, type EventStore } from './event-store.js';
 import { inMemoryEventStore } from './in-memory-event-store.js';
@@ -79,7 +79,7 @@ describe('handleCommand', () => {
     };
     const seen: number[] = [];
     // Doubles whatever the count is when decided: prepared against 0 first, then against the 5 that won.
-    const handled = await handleCommand(racing, counter, 'c-1', (state: number) => {
+    const handled = await handlePreparedCommand(racing, counter, 'c-1', (state: number) => {
       seen.push(state);
       return count(state === 0 ? 1 : state);
     });

@@ -1,4 +1,4 @@
-export { handleCommand, type HandleOptions, type HandledCommand, type PreparedCommand } from './command-handler.js';
+export { handleCommand, handlePreparedCommand, type HandleOptions, type HandledCommand, type PreparedCommand } from './command-handler.js';
 export { foldEvents, type Decider } from './decider.js';
 export { isVersionConflict, versionConflict, type AppendResult, type AppendToStreamOptions, type EventStore, type ReadStreamOptions, type StoredStream } from './event-store.js';
 export { inMemoryEventStore } from './in-memory-event-store.js';

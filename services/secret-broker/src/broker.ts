@@ -16,7 +16,7 @@ import {
   type SecretLeaseRequest,
   type ShowConnectionRequest,
 } from '@toolplane/contracts';
-import { foldEvents, handleCommand, type EventStore } from '@toolplane/event-store';
+import { foldEvents, handleCommand, handlePreparedCommand, type EventStore } from '@toolplane/event-store';
 import { sealToRecipient } from '@toolplane/sealing';
 import { findPage, type StoreCollection } from '@toolplane/store';
 import type { Logger } from '@toolplane/service-kit';
@@ -168,7 +168,7 @@ export function createBroker(deps: BrokerDependencies): Broker {
     async rotateConnection(scope, request, signal) {
       const connectionId = connectionIdOf(scope, request.connectionRef);
       const at = now();
-      const handled = await handleCommand(
+      const handled = await handlePreparedCommand(
         connectionEvents,
         connectionDecider,
         streamIdOf(scope, connectionId),

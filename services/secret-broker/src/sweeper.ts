@@ -1,5 +1,5 @@
 import { hasErrorCode, sleep, type ConnectionEvent, type LeaseEvent, type Scope } from '@toolplane/contracts';
-import { handleCommand, type EventStore } from '@toolplane/event-store';
+import { handleCommand, handlePreparedCommand, type EventStore } from '@toolplane/event-store';
 import type { Logger } from '@toolplane/service-kit';
 import { toStoreError, type StoreCollection } from '@toolplane/store';
 import type { ConnectionDocument, SecretLeaseDocument } from './collections.js';
@@ -65,7 +65,7 @@ export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): 
   for (const document of stale) {
     const summary = parseSummary(document);
     try {
-      const handled = await handleCommand(
+      const handled = await handlePreparedCommand(
         options.connectionEvents,
         connectionDecider,
         streamIdOf(summary, summary.connectionId),
