@@ -32,6 +32,11 @@ export interface InvokeOptions {
   readonly timeoutMs?: number;
   /** Aborts the wait (CANCELLED). It cannot unsend the request: the call may still run, and `lookup` finds it. */
   readonly signal?: AbortSignal;
+  /**
+   * The context token of this call instead of the client's (an entry serving many agents over one client, such as
+   * the MCP endpoint); also used by the lookups that recover its reply.
+   */
+  readonly contextToken?: string;
 }
 
 /** Where the idempotency key of a call came from. */

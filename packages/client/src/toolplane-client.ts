@@ -98,6 +98,8 @@ export type ToolplaneClientOptions = ClientSettings & (OwnConnectionOptions | Cl
 export interface RequestCallOptions {
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** The context token of this request instead of the client's. */
+  readonly contextToken?: string;
 }
 
 /** The request a lookup or an `await` means: the tool, the version if one was named, and the arguments. */
@@ -114,6 +116,8 @@ export interface AwaitOptions {
   readonly signal?: AbortSignal;
   /** The request the caller made under the key; when given, a key holding another request is CONFLICT. */
   readonly expect?: LookedUpRequest;
+  /** The context token of its lookups instead of the client's. */
+  readonly contextToken?: string;
 }
 
 /** What `effectiveTools` asks: the run policy, task scope and risk restrictions to apply, and whether to explain. */
@@ -190,7 +194,7 @@ class Client implements ToolplaneClient {
     throwIfAborted(options.signal, what);
     const timeoutMs = boundedTimeoutMs(options.timeoutMs ?? this.#defaultTimeoutMs);
     const deadline = Date.now() + timeoutMs;
-    const contextToken = await raceAbort(this.#token(), options.signal, what);
+    const contextToken = await raceAbort(this.#token(options.contextToken), options.signal, what);
     const replyInbox = `inbox_${randomUUID().replaceAll('-', '')}`;
     const prepared = prepareInvocation(toolId, args, options, { contextToken, replyInbox, timeoutMs, newId: randomUUID });
     const key = prepared.idempotencyKey;
@@ -230,7 +234,7 @@ class Client implements ToolplaneClient {
       this.#settings.onDiagnostic?.({ type: 'reply_lost', idempotencyKey: key, reason });
       // The adapter ends a call at its deadline and records the ending just after: the grace learns that ending.
       const endAt = deadline + (this.#settings.recoveryGraceMs ?? 3_000);
-      return this.#follow(key, { endAt, timeoutMs, signal: work, what, request: meant, unknownKey: 'wait' });
+      return this.#follow(key, { endAt, timeoutMs, signal: work, what, request: meant, unknownKey: 'wait', contextToken: options.contextToken });
     });
     // Whichever loses the race settles unobserved; its rejection is expected.
     reply.catch(() => undefined);
@@ -258,11 +262,11 @@ class Client implements ToolplaneClient {
     throwIfAborted(options.signal, what);
     const timeoutMs = boundedTimeoutMs(options.timeoutMs ?? this.#defaultTimeoutMs);
     const signal = options.signal ?? new AbortController().signal;
-    return this.#follow(idempotencyKey, { endAt: Date.now() + timeoutMs, timeoutMs, signal, what, request: options.expect, unknownKey: 'refuse' });
+    return this.#follow(idempotencyKey, { endAt: Date.now() + timeoutMs, timeoutMs, signal, what, request: options.expect, unknownKey: 'refuse', contextToken: options.contextToken });
   }
 
   async lookup(idempotencyKey: string, options: LookupOptions = {}): Promise<LookupInvocationReply> {
-    const contextToken = await raceAbort(this.#token(), options.signal, 'looking up an invocation');
+    const contextToken = await raceAbort(this.#token(options.contextToken), options.signal, 'looking up an invocation');
     return request(this.#messaging, {
       subject: commandSubject(this.scope, 'adapter', adapterOperations.lookupInvocation),
       requestSchema: LookupInvocationRequest,
@@ -274,7 +278,7 @@ class Client implements ToolplaneClient {
   }
 
   async effectiveTools(query: EffectiveToolsQuery = {}, options: RequestCallOptions = {}): Promise<EffectiveToolSet> {
-    const contextToken = await raceAbort(this.#token(), options.signal, 'asking for the effective tools');
+    const contextToken = await raceAbort(this.#token(options.contextToken), options.signal, 'asking for the effective tools');
     return request(this.#messaging, {
       subject: commandSubject(this.scope, 'adapter', adapterOperations.effectiveTools),
       requestSchema: EffectiveToolSetRequest,
@@ -296,7 +300,9 @@ class Client implements ToolplaneClient {
     if (this.#owned) await this.#messaging.drain();
   }
 
-  async #token(): Promise<string> {
+  /** The token a request goes with: the one given for it, else the client's. */
+  async #token(override?: string): Promise<string> {
+    if (override !== undefined) return override;
     const source = this.#settings.contextToken;
     return typeof source === 'string' ? source : await source();
   }
@@ -360,7 +366,15 @@ class Client implements ToolplaneClient {
    */
   async #follow(
     key: string,
-    call: { endAt: number; timeoutMs: number; signal: AbortSignal; what: string; request: LookedUpRequest | undefined; unknownKey: 'wait' | 'refuse' },
+    call: {
+      endAt: number;
+      timeoutMs: number;
+      signal: AbortSignal;
+      what: string;
+      request: LookedUpRequest | undefined;
+      unknownKey: 'wait' | 'refuse';
+      contextToken: string | undefined;
+    },
   ): Promise<InvocationResult> {
     let lastSeen: LookupInvocationReply | undefined;
     let lookups = 0;
@@ -371,7 +385,12 @@ class Client implements ToolplaneClient {
       try {
         lookups += 1;
         const timeoutMs = Math.max(1, Math.min(this.#requestTimeoutMs, remaining));
-        const found = await this.lookup(key, { timeoutMs, signal: call.signal, ...(call.request === undefined ? {} : { request: call.request }) });
+        const found = await this.lookup(key, {
+          timeoutMs,
+          signal: call.signal,
+          ...(call.request === undefined ? {} : { request: call.request }),
+          ...(call.contextToken === undefined ? {} : { contextToken: call.contextToken }),
+        });
         if (found.result !== undefined) {
           this.#settings.onDiagnostic?.({ type: 'recovered', idempotencyKey: key, lookups });
           return found.result;
