@@ -6,6 +6,7 @@ import { ToolplaneError } from '@toolplane/contracts';
 import { pause, settledOrElapsed } from './abort.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
+import { minPinTimeoutMs, pinnedGroupOf } from './consumer-spec.js';
 import { processMessage, type ConsumerDiagnostic, type MessageHandler, type ProcessingContext } from './process-message.js';
 import { defaultNakBackoffMs } from './settlement.js';
 
@@ -30,7 +31,17 @@ export interface ConsumeOptions<S extends z.ZodType> {
   readonly onDiagnostic?: (diagnostic: ConsumerDiagnostic) => void;
   /** The clock stamped on dead letters; default the system clock. */
   readonly now?: () => Date;
+  /**
+   * For a consumer with one active client (declared `pinned`): told when the server pins this client (it is the
+   * one receiving from now on) and when this client learns that it lost the pin or stopped pulling (another one
+   * may be receiving). Without a pin change nothing is called; a client that stalls learns of its loss only
+   * when it pulls again.
+   */
+  readonly onPinChange?: (change: PinChange) => void;
 }
+
+/** A change of the pin of a consumer with one active client, as this client sees it. */
+export type PinChange = { readonly pinned: true; readonly id: string } | { readonly pinned: false };
 
 /** A running consumer. */
 export interface ConsumerHandle extends Stoppable {
@@ -42,6 +53,8 @@ export interface ConsumerHandle extends Stoppable {
 
 // A pull request stays open this long when no message comes; stop() ends it earlier.
 const fetchExpiresMs = 10_000;
+// A pinned client's pulls keep its pin only if the next one arrives within the pin timeout.
+const pinnedExpiresMs = (timeoutMs: number) => Math.max(1_000, Math.min(fetchExpiresMs, Math.floor(timeoutMs / 2)));
 const maxFetchRetryMs = 30_000;
 
 // Concurrent waits on the delivery signal one handler may hold (its pipelined publishes and requests).
@@ -52,6 +65,11 @@ const listenersPerHandler = 64;
  * dead-lettered at once. A valid one goes to `handler` and is acked only after the handler resolves; a
  * retryable failure (by error code) is nak'ed with backoff until `maxDeliver`, anything else is
  * dead-lettered with its reason. Fails with NOT_FOUND when the consumer does not exist.
+ *
+ * A consumer declared `pinned` (one active client) is pulled with its priority group by one long-lived pull
+ * subscription, which carries the pin the server hands out from pull to pull (separate fetches would each start
+ * without it and wait out the pin timeout). There the consumer's max_ack_pending, not `concurrency` alone,
+ * bounds what this process holds: messages beyond the free handler slots wait in the client.
  */
 export async function consume<S extends z.ZodType>(m: Messaging, options: ConsumeOptions<S>): Promise<ConsumerHandle> {
   const what = `consuming ${options.stream}/${options.consumer}`;
@@ -66,6 +84,7 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
   }
   const { config } = await consumer.info(true);
   if (config.deliver_subject) throw new ToolplaneError('INVALID_ARGUMENT', `${what}: ${options.consumer} is a push consumer; consume() needs a pull consumer`);
+  const pinnedGroup = pinnedGroupOf(config);
   const serverMaxDeliver = config.max_deliver ?? -1;
   if (serverMaxDeliver > 0 && serverMaxDeliver < options.maxDeliver) {
     throw new ToolplaneError('INVALID_ARGUMENT', `${what}: the consumer's max_deliver (${serverMaxDeliver}) is below maxDeliver (${options.maxDeliver}); messages would stall`);
@@ -114,21 +133,63 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
     }
   };
 
+  let pinned = false;
+  const pinChanged = (change: PinChange) => {
+    if (change.pinned === pinned && !change.pinned) return;
+    pinned = change.pinned;
+    try {
+      options.onPinChange?.(change);
+    } catch {
+      // A failing observer must not break message handling.
+    }
+  };
+  const watchPin = async (messages: ConsumerMessages) => {
+    for await (const status of messages.status()) {
+      if (status.type === 'consumer_pinned') pinChanged({ pinned: true, id: status.id });
+      else if (status.type === 'consumer_unpinned') pinChanged({ pinned: false });
+    }
+  };
+
+  // Fetch only as many messages as there are free slots: a fetched message's ack wait is already running.
+  const fetchOnce = async () => {
+    if (inflight.size >= concurrency) {
+      await Promise.race(inflight);
+      return;
+    }
+    batch = await consumer.fetch({ max_messages: concurrency - inflight.size, expires: fetchExpiresMs });
+    if (fetching.signal.aborted) batch.stop();
+    for await (const msg of batch) {
+      if (fetching.signal.aborted) handBack(msg);
+      else dispatch(msg);
+    }
+  };
+
+  // One pull subscription for as long as it lasts: the pin travels with it.
+  const consumePinned = async (group: string) => {
+    const timeoutMs = millis(config.priority_timeout ?? nanos(minPinTimeoutMs));
+    const messages = await consumer.consume({ max_messages: concurrency, expires: pinnedExpiresMs(timeoutMs), group });
+    batch = messages;
+    if (fetching.signal.aborted) messages.stop();
+    const watching = watchPin(messages).catch(() => undefined);
+    try {
+      for await (const msg of messages) {
+        while (inflight.size >= concurrency && !fetching.signal.aborted) await Promise.race(inflight);
+        if (fetching.signal.aborted) handBack(msg);
+        else dispatch(msg);
+      }
+    } finally {
+      messages.stop();
+      await watching;
+      pinChanged({ pinned: false });
+    }
+  };
+
   const pull = async () => {
     let failures = 0;
     while (!fetching.signal.aborted && !m.connection.isClosed()) {
-      if (inflight.size >= concurrency) {
-        await Promise.race(inflight);
-        continue;
-      }
       try {
-        // Fetch only as many messages as there are free slots: a fetched message's ack wait is already running.
-        batch = await consumer.fetch({ max_messages: concurrency - inflight.size, expires: fetchExpiresMs });
-        if (fetching.signal.aborted) batch.stop();
-        for await (const msg of batch) {
-          if (fetching.signal.aborted) handBack(msg);
-          else dispatch(msg);
-        }
+        if (pinnedGroup === undefined) await fetchOnce();
+        else await consumePinned(pinnedGroup);
         failures = 0;
       } catch (error) {
         if (fetching.signal.aborted || m.connection.isClosed()) break;

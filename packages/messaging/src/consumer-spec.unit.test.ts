@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nanos } from '@nats-io/nats-core';
-import { consumerConfigDiff, consumerFilters, toConsumerConfig, type ConsumerSpec } from './consumer-spec.js';
+import { consumerConfigDiff, consumerFilters, minPinTimeoutMs, pinnedGroupOf, toConsumerConfig, type ConsumerSpec } from './consumer-spec.js';
 
 const spec: ConsumerSpec = { durableName: 'tool_adapter' };
 
@@ -30,6 +30,33 @@ describe('toConsumerConfig', () => {
       backoff: [nanos(2_000), nanos(10_000)],
       max_deliver: 5,
     });
+  });
+});
+
+describe('a pinned consumer spec', () => {
+  const pinned: ConsumerSpec = { ...spec, pinned: { group: 'writers', timeoutMs: 30_000 } };
+
+  it('declares a priority group with the pinned_client policy and its timeout', () => {
+    expect(toConsumerConfig(pinned)).toMatchObject({ priority_groups: ['writers'], priority_policy: 'pinned_client', priority_timeout: nanos(30_000) });
+    expect(pinnedGroupOf(toConsumerConfig(pinned))).toBe('writers');
+    expect(pinnedGroupOf(toConsumerConfig(spec))).toBeUndefined();
+  });
+
+  it('refuses a group the server would refuse and a timeout a pull could not keep', () => {
+    expect(() => toConsumerConfig({ ...spec, pinned: { group: 'seventeen-letters', timeoutMs: 30_000 } })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => toConsumerConfig({ ...spec, pinned: { group: 'has space', timeoutMs: 30_000 } })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => toConsumerConfig({ ...spec, pinned: { group: 'writers', timeoutMs: minPinTimeoutMs - 1 } })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
+  it('diffs the pinning as one setting: added, removed, another group or another timeout', () => {
+    const desired = toConsumerConfig(pinned);
+    expect(consumerConfigDiff(desired, { ...desired })).toEqual([]);
+    expect(consumerConfigDiff(desired, toConsumerConfig(spec))).toEqual(['pinned']);
+    expect(consumerConfigDiff(toConsumerConfig(spec), desired)).toEqual(['pinned']);
+    expect(consumerConfigDiff(desired, toConsumerConfig({ ...spec, pinned: { group: 'others', timeoutMs: 30_000 } }))).toEqual(['pinned']);
+    expect(consumerConfigDiff(desired, toConsumerConfig({ ...spec, pinned: { group: 'writers', timeoutMs: 60_000 } }))).toEqual(['pinned']);
+    // The server reports a consumer without priority groups with no policy at all.
+    expect(consumerConfigDiff(toConsumerConfig(spec), { ...toConsumerConfig(spec), priority_policy: 'none' })).toEqual([]);
   });
 });
 

@@ -36,13 +36,16 @@ async function declareConsumer(m: Messaging, stream: string, spec: ConsumerSpec)
   const changed = consumerConfigDiff(desired, current.config);
   if (changed.length === 0) return { action: 'unchanged', changed };
   try {
-    // update() merges into the current config: the optional fields are named explicitly so that a filter
-    // or backoff the spec no longer has is removed (undefined is dropped from the request).
+    // update() merges into the current config: the optional fields are named explicitly so that a filter,
+    // backoff or priority group the spec no longer has is removed (undefined is dropped from the request).
     await m.manager.consumers.update(stream, spec.durableName, {
       ...desired,
       filter_subject: desired.filter_subject,
       filter_subjects: desired.filter_subjects,
       backoff: desired.backoff,
+      priority_groups: desired.priority_groups,
+      priority_policy: desired.priority_policy,
+      priority_timeout: desired.priority_timeout,
     });
   } catch (error) {
     if (error instanceof JetStreamApiError && error.status !== 503 && error.status !== 408) {

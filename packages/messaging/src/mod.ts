@@ -1,7 +1,7 @@
 export { checkInboxPrefix, connectMessaging, inboxPrefixPattern, type ConnectOptions } from './connect.js';
 export { parseNatsUrl, redactUrl, type NatsEndpoint } from './connection-url.js';
-export { consume, type ConsumeOptions, type ConsumerHandle } from './consume.js';
-export { toConsumerConfig, consumerConfigDiff, type ConsumerSpec, type ManagedConsumerConfig } from './consumer-spec.js';
+export { consume, type ConsumeOptions, type ConsumerHandle, type PinChange } from './consume.js';
+export { toConsumerConfig, consumerConfigDiff, minPinTimeoutMs, type ConsumerSpec, type ManagedConsumerConfig, type PinnedSpec } from './consumer-spec.js';
 export { createDescriptorCache, descriptorBucket, type DescriptorCache, type DescriptorCacheOptions } from './descriptor-cache.js';
 export { buildDeadLetter, deadLetterMsgId, type DeadLetterSource } from './dead-letter.js';
 export type { DeclareOptions, EnsureResult } from './declare.js';
