@@ -128,4 +128,26 @@ describe('a pinned consumer', () => {
     expect(received[other]).toEqual(expect.arrayContaining([...held, ...range('second', 0, 50)]));
     await (handles.get(other) as { handle: ConsumerHandle }).handle.stop();
   }, 60_000);
+
+  it('hands the pin over at once when the pinned client stops, rather than after the timeout', async () => {
+    const q = await pinnedStream('handover', { pinned: { group: 'writers', timeoutMs: 20_000 } });
+    const received = { a: [] as string[], b: [] as string[] };
+    const handles: Record<string, ConsumerHandle> = {};
+    for (const label of ['a', 'b'] as const) {
+      const connection = await connectMessaging({ url: scope.natsUrl, name: `${scope.prefix}_handover_${label}` });
+      connections.push(connection);
+      handles[label] = await consume(connection, { ...q, consumer: 'projector', schema: Order, maxDeliver: 3, concurrency: 10, handler: (order) => Promise.resolve(void received[label].push(order.orderId)) });
+    }
+    await publishOrders(q.subject, range('before', 0, 10));
+    await eventually('the first orders to be received', () => received.a.length + received.b.length >= 10, 20_000);
+    const pinnedOne = received.a.length > 0 ? 'a' : 'b';
+    const other = pinnedOne === 'a' ? 'b' : 'a';
+    const stoppedAt = Date.now();
+    await (handles[pinnedOne] as ConsumerHandle).stop();
+    await publishOrders(q.subject, range('after', 0, 10));
+    await eventually('the other client to receive the new orders', () => received[other].length >= 10, 15_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(received[other].sort()).toEqual(range('after', 0, 10).sort());
+    await (handles[other] as ConsumerHandle).stop();
+  }, 60_000);
 });

@@ -216,12 +216,18 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
     consumer: options.consumer,
     async stop(stopOptions: StopOptions = {}) {
       if (!fetching.signal.aborted) {
+        const holding = pinned;
         fetching.abort();
         batch?.stop();
         unregister();
         const graceMs = stopOptions.graceMs ?? 0;
         if (graceMs > 0 && inflight.size > 0) await settledOrElapsed([...inflight], graceMs);
         handlers.abort(new ToolplaneError('CANCELLED', `${what}: the consumer is stopping`));
+        await done;
+        // Hand the pin over now rather than after the timeout: the next client is pinned on the next delivery.
+        if (holding && pinnedGroup !== undefined && !m.connection.isClosed()) {
+          await m.manager.consumers.unpin(options.stream, options.consumer, pinnedGroup).catch((error: unknown) => ctx.report({ type: 'fetch_failed', error: toToolplaneError(error, `${what}: unpinning`) }));
+        }
       }
       await done;
     },
