@@ -164,6 +164,17 @@ export {
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
 export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
 export {
+  MCP_META_PREFIX,
+  MCP_TIMEOUT_HEADER,
+  McpApprovalMeta,
+  McpCallMeta,
+  McpCallRequestMeta,
+  McpCallResultMeta,
+  McpErrorMeta,
+  McpToolMeta,
+  mcpMetaKeys,
+} from './mcp-endpoint.js';
+export {
   AgentProfile,
   BlockedCommandAction,
   ClassRaise,

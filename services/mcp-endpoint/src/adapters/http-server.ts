@@ -1,0 +1,190 @@
+// The endpoint's HTTP server: routes, DNS-rebinding checks, bounded bodies and bearer authentication in front of the
+// MCP protocol adapter, plus the protected-resource metadata (RFC 9728) and the health endpoints.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TokenVerifier } from '@toolplane/auth';
+import { MAX_INVOCATION_TIMEOUT_MS, MCP_TIMEOUT_HEADER } from '@toolplane/contracts';
+import type { Logger } from '@toolplane/service-kit';
+import { authenticate, type Authentication } from '../app/authenticate.js';
+import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
+import { resourceMetadata, resourceMetadataUrl, routeOf } from '../core/route.js';
+import { answerMcpPost, cancellationsOf, isInitialize, type McpProtocolDeps } from './mcp-protocol.js';
+
+/** How the HTTP server is set up. */
+export interface EndpointHttpOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The public base URL, known once the server listens (its port may have been chosen by the system). */
+  readonly publicUrl: (port: number) => string;
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly authorizationServers: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly verifier: TokenVerifier;
+  readonly protocol: McpProtocolDeps;
+  /** Whether the endpoint can serve (NATS connected), by check name. */
+  readonly readiness: () => Record<string, boolean>;
+  readonly logger: Logger;
+}
+
+/** The running HTTP server. */
+export interface EndpointHttp {
+  readonly port: number;
+  readonly publicUrl: string;
+  /** /readyz answers 503 from now on (traffic should go elsewhere while the endpoint drains). */
+  markShuttingDown(): void;
+  /** Stops accepting, lets in-flight requests finish, then closes the remaining connections. */
+  close(): Promise<void>;
+}
+
+const SESSION_ID = /^[!-~]{1,128}$/;
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** A JSON-RPC error outside any request (id null): how the transport answers problems with the HTTP request itself. */
+function sendRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: '2.0', id: null, error: { code, message } }, headers);
+}
+
+/** The one value of a header, or undefined when absent or repeated. */
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Reads the body up to `limit` bytes; over it, stops reading (undefined). */
+async function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The `WWW-Authenticate` challenge of a refused request (RFC 6750 §3, RFC 9728 §5.1). */
+export function challengeOf(refusal: Extract<Authentication, { ok: false }>, metadataUrl: string): string {
+  const parts = [`resource_metadata="${metadataUrl}"`];
+  if (refusal.error !== undefined) parts.push(`error="${refusal.error}"`, `error_description="${refusal.description.replaceAll('"', "'").slice(0, 200)}"`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** Starts the HTTP server and resolves once it listens. */
+export async function startEndpointHttp(options: EndpointHttpOptions): Promise<EndpointHttp> {
+  const log = options.logger;
+  let shuttingDown = false;
+  // Known once the server listens (the port may be the system's choice); requests only come after that.
+  const bound: { publicUrl: string; hosts: ReadonlySet<string> | undefined } = { publicUrl: '', hosts: undefined };
+
+  const serveMcp = async (req: IncomingMessage, res: ServerResponse, scope: { tenant: string; workspace: string }) => {
+    // DNS rebinding: a browser page of a foreign origin, or a host name that only resolves here by an attacker's DNS.
+    if (!originAllowed(headerOf(req, 'origin'), options.allowedOrigins)) return sendRpcError(res, 403, -32000, 'Forbidden: this Origin is not allowed');
+    if (bound.hosts !== undefined && !bound.hosts.has(headerOf(req, 'host') ?? '')) return sendRpcError(res, 403, -32000, 'Forbidden: this Host is not allowed');
+    if (req.method !== 'POST') {
+      // Stateless: no stream to resume (GET) and no session to end (DELETE).
+      return sendRpcError(res, 405, -32000, 'Method not allowed: this endpoint answers POST only', { allow: 'POST' });
+    }
+
+    const metadataUrl = resourceMetadataUrl(bound.publicUrl, scope);
+    const auth = await authenticate(options.verifier, headerOf(req, 'authorization'), scope);
+    if (!auth.ok) {
+      log.info({ tenant: scope.tenant, workspace: scope.workspace, status: auth.status, reason: auth.description }, 'request refused');
+      return sendJson(res, auth.status, { error: auth.error ?? 'unauthorized', error_description: auth.description }, { 'www-authenticate': challengeOf(auth, metadataUrl) });
+    }
+
+    const declared = Number(headerOf(req, 'content-length') ?? '0');
+    if (declared > options.maxBodyBytes) {
+      res.setHeader('connection', 'close');
+      return sendRpcError(res, 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
+    }
+    const raw = await readBounded(req, options.maxBodyBytes);
+    if (raw === undefined) {
+      res.setHeader('connection', 'close');
+      return sendRpcError(res, 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
+    }
+
+    const timeoutHeader = headerOf(req, MCP_TIMEOUT_HEADER);
+    const headerTimeoutMs = timeoutHeader === undefined ? undefined : Number(timeoutHeader);
+    if (headerTimeoutMs !== undefined && (!Number.isInteger(headerTimeoutMs) || headerTimeoutMs <= 0 || headerTimeoutMs > MAX_INVOCATION_TIMEOUT_MS)) {
+      return sendRpcError(res, 400, -32602, `Invalid ${MCP_TIMEOUT_HEADER}: a whole number of milliseconds from 1 to ${MAX_INVOCATION_TIMEOUT_MS}`);
+    }
+
+    // A session id without server state: it only scopes the keys derived from JSON-RPC ids, which every client
+    // starts over with. Any replica accepts any session id; a client choosing its own only affects its own calls.
+    let session = headerOf(req, 'mcp-session-id');
+    if (session !== undefined && !SESSION_ID.test(session)) return sendRpcError(res, 400, -32000, 'Bad Request: malformed Mcp-Session-Id');
+    if (isInitialize(body)) {
+      session = randomUUID();
+      res.setHeader('mcp-session-id', session);
+    }
+    for (const cancelled of cancellationsOf(body)) options.protocol.inFlight.cancel(auth.caller, session, cancelled.requestId, cancelled.reason);
+
+    await answerMcpPost({ req, res, body, caller: auth.caller, session, headerTimeoutMs }, options.protocol);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const pathname = new URL(req.url ?? '/', 'http://endpoint').pathname;
+    const route = routeOf(pathname);
+    switch (route.kind) {
+      case 'mcp':
+        return serveMcp(req, res, route.scope);
+      case 'resource-metadata':
+        if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });
+        return sendJson(res, 200, resourceMetadata(bound.publicUrl, route.scope, options.authorizationServers));
+      case 'healthz':
+        return sendJson(res, 200, { status: 'ok', service: 'mcp-endpoint' });
+      case 'readyz': {
+        const checks = options.readiness();
+        const ready = !shuttingDown && Object.values(checks).every(Boolean);
+        const named = Object.fromEntries(Object.entries(checks).map(([name, ok]) => [name, ok ? 'ok' : 'failing']));
+        return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : shuttingDown ? 'shutting down' : 'not ready', service: 'mcp-endpoint', checks: named });
+      }
+      case 'not-found':
+        return sendJson(res, 404, { error: 'not found' });
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.error({ err: error }, 'request failed');
+      sendRpcError(res, 500, -32603, 'Internal error');
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const publicUrl = options.publicUrl(port);
+  bound.publicUrl = publicUrl;
+  bound.hosts = isLoopbackBind(options.host) ? allowedHosts(port, publicUrl) : undefined;
+
+  return {
+    port,
+    publicUrl,
+    markShuttingDown: () => {
+      shuttingDown = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

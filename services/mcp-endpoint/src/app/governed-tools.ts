@@ -1,0 +1,138 @@
+import type { ToolplaneClient } from '@toolplane/client';
+import { McpCallRequestMeta, hasErrorCode, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
+import { mcpCallKey } from '../core/call-key.js';
+import { resultOfFailure, resultOfInvocation, resultOfPendingApproval, type McpCallToolResult } from '../core/call-result.js';
+import { mcpToolName, toMcpTool, toolIdOfName, type McpToolEntry } from '../core/tool-mapping.js';
+import type { Caller } from './authenticate.js';
+
+/** A problem with the MCP request itself (not with the call): answered as a JSON-RPC error, never as a tool result. */
+export class McpProtocolError extends Error {
+  readonly kind: 'invalid_params';
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpProtocolError';
+    this.kind = 'invalid_params';
+  }
+}
+
+/** One tools/call as the endpoint received it. */
+export interface ToolCall {
+  readonly name: string;
+  readonly arguments: JsonObject;
+  /** The request's `_meta` (the client's idempotency key and deadline may be in it). */
+  readonly meta: Record<string, unknown> | undefined;
+  readonly requestId: string | number;
+  readonly session: string | undefined;
+  /** A deadline from the `Toolplane-Timeout-Ms` header, when given. */
+  readonly headerTimeoutMs: number | undefined;
+}
+
+/** The MCP tool operations, each through the governed pipeline as the calling agent. */
+export interface GovernedTools {
+  list(caller: Caller, signal: AbortSignal): Promise<McpToolEntry[]>;
+  call(caller: Caller, call: ToolCall, signal: AbortSignal): Promise<McpCallToolResult>;
+}
+
+export interface GovernedToolsOptions {
+  /** The client of a workspace (one per scope, shared by every agent of it; each request carries its own token). */
+  readonly clientFor: (scope: Scope) => Promise<ToolplaneClient>;
+  readonly defaultTimeoutMs: number;
+  /** How long a call runs before the endpoint looks whether it waits for an approval. */
+  readonly approvalProbeMs: number;
+}
+
+/** The delays between approval probes: starting at the probe delay, doubling up to two seconds. */
+function probeDelays(firstMs: number): () => number {
+  let next = firstMs;
+  return () => {
+    const delay = next;
+    next = Math.min(next * 2, 2_000);
+    return delay;
+  };
+}
+
+/**
+ * tools/list and tools/call as use cases: the list is the adapter's effective set for the agent, mapped to MCP; a
+ * call is `invoke` of the agent-runtime client (the one pipeline), with the client's idempotency key or a key derived
+ * from the request, the request's deadline, and the request's cancellation as its signal.
+ */
+export function governedTools(options: GovernedToolsOptions): GovernedTools {
+  const { clientFor } = options;
+
+  const resolveToolId = async (caller: Caller, name: string, signal: AbortSignal): Promise<string | undefined> => {
+    const direct = toolIdOfName(name);
+    if (direct !== undefined) return direct;
+    const client = await clientFor(caller.scope);
+    const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
+    return set.tools.find((tool) => mcpToolName(tool) === name)?.toolId;
+  };
+
+  /** Resolves when the call is seen waiting for an approval (with its id); never otherwise. */
+  const awaitingApproval = async (client: ToolplaneClient, caller: Caller, key: string, signal: AbortSignal): Promise<{ approvalId: string | undefined }> => {
+    const delay = probeDelays(options.approvalProbeMs);
+    for (;;) {
+      await sleep(delay(), signal, 'waiting for the call');
+      try {
+        const found = await client.lookup(key, { contextToken: caller.token, signal });
+        if (found.state === 'AwaitingApproval') return { approvalId: found.approvalId };
+      } catch (error) {
+        // Not recorded yet, or the adapter busy: the call itself answers; probing is only a shortcut.
+        if (signal.aborted) throw error;
+      }
+    }
+  };
+
+  return {
+    async list(caller, signal) {
+      const client = await clientFor(caller.scope);
+      const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
+      return set.tools.map(toMcpTool);
+    },
+
+    async call(caller, call, signal) {
+      const meta = McpCallRequestMeta.safeParse(call.meta ?? {});
+      if (!meta.success) throw new McpProtocolError(`invalid _meta: ${meta.error.issues.map((issue) => `${issue.path.map(String).join('.')}: ${issue.message}`).join('; ')}`);
+      const toolId = await resolveToolId(caller, call.name, signal);
+      const given = meta.data[mcpMetaKeys.idempotencyKey];
+      const key =
+        given ??
+        mcpCallKey({
+          tenant: caller.scope.tenant,
+          workspace: caller.scope.workspace,
+          agentId: caller.claims.agentId,
+          principal: caller.claims.principal,
+          session: call.session,
+          requestId: call.requestId,
+          toolId: toolId ?? call.name,
+          arguments: call.arguments,
+        });
+      if (toolId === undefined) return resultOfFailure({ code: 'NOT_FOUND', message: `no tool ${call.name} is offered to this agent`, retryable: false }, key);
+      const timeoutMs = meta.data[mcpMetaKeys.timeoutMs] ?? call.headerTimeoutMs ?? options.defaultTimeoutMs;
+
+      const client = await clientFor(caller.scope);
+      // The probe and the invoke's wait end together: whichever answers first, the other stops.
+      const settled = new AbortController();
+      const work = AbortSignal.any([signal, settled.signal]);
+      const invoked = client.invoke(toolId, call.arguments, { idempotencyKey: key, contextToken: caller.token, timeoutMs, signal: work });
+      const parked = awaitingApproval(client, caller, key, work);
+      invoked.catch(() => undefined);
+      parked.catch(() => undefined);
+      try {
+        const outcome = await Promise.race([invoked.then((result) => ({ kind: 'ended' as const, result })), parked.then((approval) => ({ kind: 'parked' as const, approval }))]);
+        return outcome.kind === 'ended' ? resultOfInvocation(outcome.result, key) : resultOfPendingApproval(outcome.approval.approvalId, key);
+      } catch (error) {
+        // The client's own cancellation is not an answer: the SDK answers a cancelled request (or not at all).
+        if (signal.aborted) throw error;
+        if (hasErrorCode(error)) return resultOfFailure({ code: error.code, message: error.message, retryable: error.retryable, details: (error as { details?: Record<string, unknown> }).details }, key);
+        throw error;
+      } finally {
+        settled.abort();
+      }
+    },
+  };
+}
+
+/** A JSON-RPC error message for a failure of tools/list (it has no tool-error form): the taxonomy code and message. */
+export function listFailureMessage(error: unknown): string {
+  return hasErrorCode(error) ? `${error.code}: ${error.message}` : 'INTERNAL: internal error';
+}

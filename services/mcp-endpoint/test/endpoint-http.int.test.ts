@@ -1,0 +1,140 @@
+// The endpoint's HTTP face against a real nats-server, with no platform behind it: authentication and its challenge,
+// the protected-resource metadata, DNS-rebinding checks, bounded bodies, the MCP handshake in stateless mode, and
+// that a refused request publishes nothing. (Lists and calls through the pipeline: test/src/mcp-endpoint.e2e.test.ts.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
+import { connectMessaging, type Messaging } from '@toolplane/messaging';
+import { testScope, uniqueName } from '@toolplane/testing';
+import { startMcpEndpoint, type RunningEndpoint } from '../src/mod.js';
+
+const infra = testScope('mcp_http');
+const tenant = uniqueName('t_mcp');
+const agent = { kind: 'agent', principal: 'user:alice@example.com', agentId: 'agent-1', agentRevision: '1' } as const;
+let key: SigningKeyPair;
+let endpoint: RunningEndpoint;
+let observer: Messaging;
+/** Every message published under this file's tenant while the tests ran. */
+const seen: string[] = [];
+
+const token = (workspace = 'main', signer: SigningKeyPair = key, kid = key.kid) => issueToken({ ...agent, tenant, workspace }, signer.privateKey, { kid, expiresIn: '5m' });
+const url = (workspace = 'main') => `${endpoint.url}/mcp/${tenant}/${workspace}`;
+
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+
+function post(body: unknown, headers: Record<string, string> = {}, target = url()): Promise<Response> {
+  return fetch(target, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+beforeAll(async () => {
+  key = await generateSigningKeyPair('mcp-http-agents-1');
+  observer = await connectMessaging({ url: infra.natsUrl, name: 'mcp-http-observer' });
+  const subscription = observer.connection.subscribe('>');
+  void (async () => {
+    for await (const message of subscription) if (message.subject.includes(tenant)) seen.push(message.subject);
+  })();
+  await observer.connection.flush();
+  endpoint = await startMcpEndpoint({
+    NATS_URL: infra.natsUrl,
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'silent',
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [key.publicJwk] }),
+    MCP_ENDPOINT_ALLOWED_ORIGINS: 'http://localhost:6274',
+    MCP_ENDPOINT_MAX_BODY_BYTES: '4096',
+    MCP_ENDPOINT_CALL_TIMEOUT_MS: '2000',
+  });
+});
+
+afterAll(async () => {
+  await endpoint?.stop();
+  await observer?.drain();
+});
+
+describe('the endpoint over HTTP', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await fetch(`${endpoint.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${endpoint.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { nats: 'ok' } });
+  });
+
+  it('asks for a token with 401 and the metadata URL, and serves the metadata there (RFC 9728)', async () => {
+    const res = await post(initialize);
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    expect(metadataUrl).toBe(`${endpoint.url}/.well-known/oauth-protected-resource/mcp/${tenant}/main`);
+    expect(challenge).not.toContain('error=');
+    const metadata = await fetch(metadataUrl ?? '');
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toMatchObject({ resource: url(), bearer_methods_supported: ['header'] });
+    expect(await (await fetch(`${endpoint.url}/.well-known/oauth-protected-resource`)).json()).toMatchObject({ resource: endpoint.url });
+  });
+
+  it('refuses a forged token with 401 invalid_token and the metadata URL', async () => {
+    const stranger = await generateSigningKeyPair('stranger');
+    const res = await post(initialize, { authorization: `Bearer ${await token('main', stranger, key.kid)}` });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp\/[^"]+", error="invalid_token"/);
+  });
+
+  it('refuses a genuine token of another workspace with 403, and nothing of a refused request reaches NATS', async () => {
+    const before = seen.length;
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const res = await post(list, { authorization: `Bearer ${await token('other')}` });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    expect((await post(list, { authorization: `Bearer ${await token('main', await generateSigningKeyPair('x'), key.kid)}` })).status).toBe(401);
+    await observer.connection.flush();
+    expect(seen.slice(before)).toEqual([]);
+    // An accepted list does reach the adapter's subject (no adapter answers here, so it times out): the observation
+    // above would have seen a refused one.
+    const accepted = await post(list, { authorization: `Bearer ${await token()}` });
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toMatchObject({ id: 2, error: { code: -32603, message: expect.stringMatching(/^TIMEOUT: /) as unknown, data: { code: 'TIMEOUT' } } });
+    await observer.connection.flush();
+    expect(seen.slice(before).length).toBeGreaterThan(0);
+  });
+
+  it('initializes statelessly: the SDK’s protocol version, tools without list_changed, a session id that any request may carry', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    const res = await post(initialize, auth);
+    expect(res.status).toBe(200);
+    const session = res.headers.get('mcp-session-id');
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await res.json()).toMatchObject({ id: 1, result: { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'toolplane' } } });
+    const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-11-25' });
+    expect(initialized.status).toBe(202);
+    const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { ...auth, 'mcp-session-id': 'a-session-this-replica-never-saw', 'mcp-protocol-version': '2025-11-25' });
+    expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+  });
+
+  it('refuses foreign origins and host names (DNS rebinding), and allows the configured origin', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    expect((await post(initialize, { ...auth, origin: 'http://evil.example' })).status).toBe(403);
+    expect((await post(initialize, { ...auth, origin: 'null' })).status).toBe(403);
+    expect((await post(initialize, { ...auth, origin: 'http://localhost:6274' })).status).toBe(200);
+    const rebound = url().replace('127.0.0.1', 'localhost.');
+    expect((await post(initialize, auth, rebound).catch(() => undefined))?.status ?? 403).toBe(403);
+    // CORS is off: no Access-Control header is ever sent.
+    const res = await post(initialize, { ...auth, origin: 'http://localhost:6274' });
+    expect([...res.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+  });
+
+  it('bounds request bodies (413), answers JSON-RPC parse errors, and only POST', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    const big = { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x.y', arguments: { blob: 'x'.repeat(8192) } } };
+    const tooBig = await post(big, auth);
+    expect(tooBig.status).toBe(413);
+    expect(await tooBig.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    const garbage = await post('{"jsonrpc": ', auth);
+    expect(garbage.status).toBe(400);
+    expect(await garbage.json()).toMatchObject({ error: { code: -32700 } });
+    expect((await fetch(url(), { headers: { ...auth, accept: 'text/event-stream' } })).status).toBe(405);
+    expect((await fetch(url(), { method: 'DELETE', headers: auth })).status).toBe(405);
+    expect((await fetch(`${endpoint.url}/mcp/${tenant}`, { method: 'POST', headers: auth })).status).toBe(404);
+  });
+});
