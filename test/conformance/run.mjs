@@ -21,7 +21,7 @@ import path from 'node:path';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { URL } from 'node:url';
-import { startBearerProxy } from './bearer-proxy.mjs';
+import { startSuiteProxy } from './suite-proxy.mjs';
 import { compareOutcomes, isFailing, scenarioOfResultDir } from './outcomes.mjs';
 
 const here = import.meta.dirname;
@@ -72,7 +72,8 @@ function options(argv) {
 function ensureTools() {
   if (existsSync(toolBin('conformance')) && existsSync(toolBin('inspector')) && existsSync(toolBin('node'))) return;
   say('installing the conformance suite and the Inspector (tools/)');
-  const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: toolsDir, stdio: 'inherit' });
+  // npm itself runs on the repository's Node, below the tools' engines: its warnings about that are noise here.
+  const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd: toolsDir, stdio: 'inherit' });
   if (install.status !== 0) throw new Error(`npm ci in ${toolsDir} exited ${install.status}`);
 }
 
@@ -137,7 +138,7 @@ function stopChild(child, graceMs = 30_000) {
 async function startDirect() {
   const child = spawn(process.execPath, [path.join(here, 'fixture-server.mjs'), '--http'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const [, port] = await waitForLine(child, /LISTENING (\d+)/, 20_000, 'the fixture listening');
-  return { url: `http://127.0.0.1:${port}/mcp`, token: undefined, stop: () => stopChild(child) };
+  return { url: `http://127.0.0.1:${port}/mcp`, token: undefined, server: undefined, stop: () => stopChild(child) };
 }
 
 /** Runs the CLI in-process against the platform as its development operator; the parsed --json answer. */
@@ -162,7 +163,7 @@ function devToken(localDir, kind) {
  * `npm start`'s platform (infra/local/up.mjs) on free ports with its data in `localDir`, the fixture registered,
  * discovered and each of its tools bound (READ, LOW risk: the fixture changes nothing), and a development agent token.
  */
-async function startToolplane(localDir) {
+async function startToolplane(localDir, proxyOrigin) {
   const endpointDir = path.join(root, 'services/mcp-endpoint');
   if (!existsSync(path.join(endpointDir, 'package.json'))) throw new Error('services/mcp-endpoint does not exist yet: run with --target direct');
   const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
@@ -176,6 +177,11 @@ async function startToolplane(localDir) {
     NATS_MONITOR_PORT: String(monitorPort),
     MONGO_PORT: String(mongoPort),
     FERRETDB_DEBUG_PORT: String(debugPort),
+    // The suite reaches the endpoint through the suite proxy, which keeps the suite's Host and Origin: for the
+    // endpoint the proxy is where clients reach it (the Host it answers besides its own port's) and the origin the
+    // suite's requests come from (allowed, as an operator allows a known client's).
+    MCP_ENDPOINT_PUBLIC_URL: proxyOrigin,
+    MCP_ENDPOINT_ALLOWED_ORIGINS: proxyOrigin,
   };
   delete env.NATS_URL;
   delete env.MONGODB_URL;
@@ -183,10 +189,21 @@ async function startToolplane(localDir) {
   const up = spawn(process.execPath, [path.join(root, 'infra/local/up.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let upErr = '';
   up.stderr.on('data', (chunk) => (upErr = (upErr + chunk.toString()).slice(-8000)));
-  const stop = () => stopChild(up);
+  // up.mjs stops the nats-server and FerretDB it started, except when it fails before its services run (a build
+  // that fails exits at once): stop.sh, idempotent, stops whatever is still running of this folder's.
+  const stops = [];
+  const stop = async () => {
+    for (const stopOne of stops) await stopOne();
+    await stopChild(up);
+    spawnSync('bash', [path.join(root, 'infra/local/stop.sh')], { env, stdio: 'ignore' });
+  };
   try {
     const [, natsUrl] = await waitForLine(up, /toolplane: up: NATS (\S+),/, platformStartMs, 'the platform up');
+    const listed = await waitForLine(up, /mcp-endpoint\s+http:\/\/127\.0\.0\.1:(\d+)\/readyz/, 5_000, 'the endpoint listed').catch(() => undefined);
     up.stdout.resume();
+    const endpoint = listed === undefined ? await startEndpointBeside(localDir, natsUrl, env) : undefined;
+    if (endpoint !== undefined) stops.unshift(endpoint.stop);
+    const endpointPort = listed?.[1] ?? endpoint.port;
     const platform = { natsUrl, operatorToken: devToken(localDir, 'token') };
     const fixture = `"${process.execPath}" "${path.join(here, 'fixture-server.mjs')}"`;
     const registered = await toolplane(platform, 'servers', 'register', '--name', 'conformance', '--stdio', fixture);
@@ -198,12 +215,37 @@ async function startToolplane(localDir) {
       if (!bound.descriptor.active) throw new Error(`conformance.${tool} was bound inactive`);
     }
     say(`fixture registered (${serverId}) and ${fixtureTools.length} tools bound`);
-    const url = `http://127.0.0.1:${basePort + 6}/mcp`;
-    return { url, token: devToken(localDir, 'agent-token'), stop };
+    // The development agent (dev-agent of dev/main, which may call every bound tool up to HIGH risk) at its workspace's endpoint.
+    return { url: `http://127.0.0.1:${endpointPort}/mcp/dev/main`, token: devToken(localDir, 'agent-token'), server: 'conformance', stop };
   } catch (error) {
     await stop();
     throw new Error(`the platform did not come up with the fixture bound; infra/local/up.mjs said:\n${upErr}`, { cause: error });
   }
+}
+
+/**
+ * The endpoint as a process of its own, for a `npm start` that does not start it: on a free port, with the
+ * development keys `npm start` made and NATS of the platform.
+ */
+async function startEndpointBeside(localDir, natsUrl, env) {
+  const keys = readFileSync(path.join(localDir, 'dev-keys.env'), 'utf8');
+  const trusted = /^TOOLPLANE_TRUSTED_KEYS='(.*)'$/m.exec(keys)?.[1];
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(root, 'services/mcp-endpoint/dist/main.js')], {
+    cwd: root,
+    env: { ...env, NATS_URL: natsUrl, TOOLPLANE_TRUSTED_KEYS: trusted, HTTP_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the endpoint exited (${child.exitCode}) at start`);
+    const ready = await globalThis.fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error('the endpoint was not ready within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  say(`started the endpoint beside the platform (npm start does not start it) on port ${port}`);
+  return { port, stop: () => stopChild(child) };
 }
 
 /** The conformance suite against `url`; returns its exit code. Its full output goes to `logFile`. */
@@ -236,12 +278,12 @@ function readOutcomes(resultsDir) {
   return outcomes;
 }
 
-/** Lists the tools through the MCP Inspector's CLI with the bearer token, as the README shows; the names it printed. */
-function inspectorToolNames(url, token) {
+/** Lists the tools through the MCP Inspector's CLI with the bearer token, as the README shows; the tools it printed. */
+function inspectorTools(url, token) {
   const args = ['--cli', url, '--transport', 'http', '--method', 'tools/list', ...(token === undefined ? [] : ['--header', `Authorization: Bearer ${token}`])];
   const run = spawnSync(toolBin('inspector'), args, { env: { ...process.env, PATH: `${path.dirname(toolBin('node'))}:${process.env.PATH}` }, encoding: 'utf8', timeout: 60_000 });
   if (run.status !== 0) throw new Error(`the Inspector's tools/list exited ${run.status ?? run.signal}: ${run.stderr}${run.stdout}`);
-  return JSON.parse(run.stdout).tools.map((tool) => tool.name);
+  return JSON.parse(run.stdout).tools;
 }
 
 async function main() {
@@ -255,12 +297,13 @@ async function main() {
   writeFileSync(baseline, `server: ${JSON.stringify(Object.keys(expected))}\n`);
 
   const started = Date.now();
-  const service = target === 'direct' ? await startDirect() : await startToolplane(workDir);
+  const proxyPort = await freePort();
+  const service = target === 'direct' ? await startDirect() : await startToolplane(workDir, `http://127.0.0.1:${proxyPort}`);
   let proxy;
   let ok = false;
   try {
-    // The suite's client sends no Authorization header: the bearer proxy adds the agent token.
-    proxy = service.token === undefined ? undefined : await startBearerProxy({ target: new URL(service.url).origin, token: service.token });
+    // The endpoint wants a bearer token and names tools server.tool: the suite proxy adds the one and qualifies the other.
+    proxy = service.token === undefined ? undefined : await startSuiteProxy({ target: new URL(service.url).origin, token: service.token, server: service.server, port: proxyPort });
     const suiteUrl = proxy === undefined ? service.url : proxy.url(new URL(service.url).pathname);
     say(`running the server scenarios against ${target === 'direct' ? 'the fixture' : 'the endpoint'} (${suiteUrl})`);
     let code = 0;
@@ -281,10 +324,21 @@ async function main() {
 
     let inspectorOk = true;
     if (scenario === undefined) {
-      const names = inspectorToolNames(service.url, service.token);
-      const absent = fixtureTools.filter((tool) => !names.some((name) => name === tool || name.endsWith(tool)));
-      inspectorOk = absent.length === 0;
-      say(`Inspector CLI tools/list with the bearer token: ${names.length} tools${inspectorOk ? '' : `, missing ${absent.join(', ')}`}`);
+      try {
+        const listed = inspectorTools(service.url, service.token);
+        const nameOf = (tool) => (service.server === undefined ? tool : `${service.server}.${tool}`);
+        const absent = fixtureTools.filter((tool) => !listed.some((entry) => entry.name === nameOf(tool)));
+        const schema = listed.find((entry) => entry.name === nameOf('json_schema_2020_12_tool'))?.inputSchema;
+        const schemaKept = schema?.$schema === 'https://json-schema.org/draft/2020-12/schema' && schema.$defs?.address !== undefined && schema.additionalProperties === false;
+        inspectorOk = absent.length === 0 && schemaKept;
+        say(
+          `Inspector CLI tools/list${service.token === undefined ? '' : ' with the bearer token'}: ${listed.length} tools${absent.length === 0 ? '' : `, missing ${absent.join(', ')}`}; ` +
+            `the JSON Schema 2020-12 input schema ${schemaKept ? 'kept as the fixture wrote it' : `NOT kept: ${JSON.stringify(schema)}`}`,
+        );
+      } catch (error) {
+        inspectorOk = false;
+        say(error instanceof Error ? error.message : String(error));
+      }
     }
 
     ok = verdict.ok && inspectorOk && code === 0;
