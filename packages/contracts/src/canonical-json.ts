@@ -2,6 +2,7 @@ import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
 import { ToolplaneError } from './errors.js';
 import { jsonProblem } from './json.js';
+import { MAX_JSON_DEPTH } from './limits.js';
 import type { AgentRevision, ExternalId, JsonObject, Sha256Hex, TenantId, ToolId, ToolVersion, WorkspaceId } from './primitives.js';
 
 /**
@@ -11,6 +12,67 @@ import type { AgentRevision, ExternalId, JsonObject, Sha256Hex, TenantId, ToolId
  * changed. Object properties that are `undefined` are left out, as JSON.stringify does.
  */
 export function canonicalJson(value: unknown): string {
+  // One pass that checks and writes at once (the governed path canonicalizes several values per call); whatever it
+  // cannot write is handed to the two-pass reference below, which says exactly why it is refused.
+  return canonicalText(value, 0) ?? referenceCanonicalJson(value);
+}
+
+// With the u flag a well-formed surrogate pair is one code point outside Cs: only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The canonical text of `value` at nesting `depth`, or undefined when it is not plain JSON (the same values
+ * jsonProblem and canonicalize refuse: a cycle is refused by the depth bound it would exceed).
+ */
+function canonicalText(value: unknown, depth: number): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return LONE_SURROGATE.test(value) ? undefined : JSON.stringify(value);
+    case 'number':
+      // For a finite number String() is JSON.stringify's (and so RFC 8785's) ECMAScript formatting, -0 as 0.
+      return Number.isFinite(value) ? String(value) : undefined;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return 'null';
+  if (depth >= MAX_JSON_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    const items = value as readonly unknown[];
+    let text = '[';
+    for (let i = 0; i < items.length; i += 1) {
+      const item = items[i];
+      if (item === undefined) return undefined; // a hole or an undefined entry
+      const itemText = canonicalText(item, depth + 1);
+      if (itemText === undefined) return undefined;
+      text += i === 0 ? itemText : `,${itemText}`;
+    }
+    return `${text}]`;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  const record = value as Readonly<Record<string, unknown>>;
+  // Array.prototype.sort compares UTF-16 code units, which is RFC 8785's key order.
+  const keys = Object.keys(record).sort();
+  let text = '{';
+  let first = true;
+  for (const key of keys) {
+    const child = record[key];
+    if (child === undefined) continue;
+    if (LONE_SURROGATE.test(key)) return undefined;
+    const childText = canonicalText(child, depth + 1);
+    if (childText === undefined) return undefined;
+    text += `${first ? '' : ','}${JSON.stringify(key)}:${childText}`;
+    first = false;
+  }
+  return `${text}}`;
+}
+
+/** The reference: jsonProblem's check, then the canonicalize package's text (property-tested equal to canonicalText). */
+function referenceCanonicalJson(value: unknown): string {
   const problem = jsonProblem(value);
   if (problem !== undefined) throw new ToolplaneError('INVALID_ARGUMENT', `not canonicalizable JSON: ${problem}`);
   let text: string | undefined;
@@ -57,6 +119,21 @@ export function requestHash(input: RequestHashInput): Sha256Hex {
   const { tenant, workspace, toolId, toolVersion, arguments: args } = input;
   return canonicalHash({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args });
 }
+
+/**
+ * {@link requestHash} and the canonical JSON of the arguments (what an invocation stores as `argumentsJson`) from one
+ * canonicalization: the arguments' text is cut out of the request hash's canonical text, where it comes first
+ * ("arguments" sorts before every other key) and is followed by the other keys' string values. Refuses exactly what
+ * requestHash refuses.
+ */
+export function requestHashAndArgumentsJson(input: RequestHashInput): { readonly requestHash: Sha256Hex; readonly argumentsJson: string } {
+  const { tenant, workspace, toolId, toolVersion, arguments: args } = input;
+  const text = canonicalJson({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args });
+  const rest = `,"purpose":${canonicalJson(REQUEST_HASH_PURPOSE)},"tenant":${canonicalJson(tenant)},"toolId":${canonicalJson(toolId)},"toolVersion":${canonicalJson(toolVersion)},"workspace":${canonicalJson(workspace)}}`;
+  return { requestHash: sha256Hex(text), argumentsJson: text.slice(ARGUMENTS_KEY.length, text.length - rest.length) };
+}
+
+const ARGUMENTS_KEY = '{"arguments":';
 
 /** The inputs from which an idempotency key is derived when the caller gave none. */
 export interface IdempotencyKeyInput {

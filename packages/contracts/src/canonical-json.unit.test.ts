@@ -1,5 +1,7 @@
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, sha256Hex } from './canonical-json.js';
+import { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, requestHashAndArgumentsJson, sha256Hex } from './canonical-json.js';
 import { hasErrorCode } from './errors.js';
 import { jsonProblem } from './json.js';
 
@@ -109,6 +111,90 @@ describe('canonicalJson (RFC 8785)', () => {
   });
 });
 
+/** What canonicalJson did before its one-pass writer, as the reference: jsonProblem's check, then canonicalize's text. */
+function reference(value: unknown): string {
+  const problem = jsonProblem(value);
+  if (problem !== undefined) throw new Error(`not canonicalizable JSON: ${problem}`);
+  try {
+    const text = canonicalize(value);
+    if (text === undefined) throw new Error('not canonicalizable JSON: no value');
+    return text;
+  } catch (error) {
+    throw new Error(`not canonicalizable JSON: ${error instanceof Error ? error.message.replace(/^not canonicalizable JSON: /, '') : String(error)}`, { cause: error });
+  }
+}
+
+function outcome(run: () => string): { text: string } | { refused: string } {
+  try {
+    return { text: run() };
+  } catch (error) {
+    return { refused: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+// Strings rich in what needs care: halves of surrogate pairs alone and paired, quotes, backslashes, controls, U+2028.
+const edgyUnit = fc.oneof(fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff', '\ud83d\ude00', '"', '\\', '\u0000', '\u001f', '\u2028', '\u20ac'), fc.string({ minLength: 1, maxLength: 1 }));
+const edgyString = fc.string({ unit: edgyUnit, maxLength: 6 });
+
+// Values near JSON and across its edges: lone surrogates, -0, NaN and the infinities, undefined entries and
+// properties, holes, dates, bigints, null-prototype objects, nesting around the depth bound.
+const { value: nearJson } = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.string({ unit: 'binary' }),
+    edgyString,
+    fc.double(),
+    fc.integer(),
+    fc.constantFrom(0, -0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7, 5e-324, Number.MAX_SAFE_INTEGER + 2),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.date({ noInvalidDate: true }),
+    fc.bigInt(),
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.sparseArray(tie('value'), { maxLength: 5 }),
+    fc.dictionary(edgyString, tie('value'), { maxKeys: 5 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 5, noNullPrototype: false }),
+  ),
+}));
+
+function nested(depth: number, leaf: unknown): unknown {
+  let value = leaf;
+  for (let i = 0; i < depth; i += 1) value = i % 2 === 0 ? [value] : { k: value };
+  return value;
+}
+
+describe('canonicalJson against the reference (jsonProblem, then canonicalize)', () => {
+  it('writes the same text, and refuses the same values with the same reason', () => {
+    fc.assert(
+      fc.property(nearJson, (value) => {
+        expect(outcome(() => canonicalJson(value))).toEqual(outcome(() => reference(value)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('agrees on JSON values of every kind', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(canonicalJson(value)).toBe(reference(value));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agrees at the depth bound and on cycles', () => {
+    for (const depth of [62, 63, 64, 65, 66]) {
+      for (const leaf of [1, [], {}, '\ud800', undefined]) {
+        expect(outcome(() => canonicalJson(nested(depth, leaf)))).toEqual(outcome(() => reference(nested(depth, leaf))));
+      }
+    }
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = [cyclic];
+    expect(outcome(() => canonicalJson(cyclic))).toEqual(outcome(() => reference(cyclic)));
+  });
+});
+
 describe('hashes', () => {
   it('sha256Hex matches the FIPS 180-2 vectors', () => {
     expect(sha256Hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
@@ -134,6 +220,19 @@ describe('hashes', () => {
     expect(deriveIdempotencyKey(input)).toBe('5503e2b92aa7d2327599d11f4dd10d308aff5636d7629249452d5eba1931bb42');
     expect(deriveIdempotencyKey({ ...input, arguments: { n: 1, title: 'Hi', labels: ['bug'] } })).toBe(deriveIdempotencyKey(input));
     expect(deriveIdempotencyKey({ ...input, agentRevision: '8' })).not.toBe(deriveIdempotencyKey(input));
+  });
+
+  it('requestHashAndArgumentsJson gives requestHash and canonicalJson of the arguments, and refuses what requestHash refuses', () => {
+    const args = fc.oneof(fc.dictionary(edgyString, fc.jsonValue(), { maxKeys: 6 }), fc.dictionary(edgyString, nearJson, { maxKeys: 4 }), fc.constantFrom(nested(62, 1), nested(63, 1), nested(64, 1), nested(65, 1)));
+    fc.assert(
+      fc.property(edgyString, edgyString, edgyString, edgyString, args, (tenant, workspace, toolId, toolVersion, value) => {
+        const input = { tenant, workspace, toolId, toolVersion, arguments: value as Record<string, never> };
+        const both = outcome(() => JSON.stringify(requestHashAndArgumentsJson(input)));
+        const apart = outcome(() => JSON.stringify({ requestHash: requestHash(input), argumentsJson: canonicalJson(value) }));
+        expect(both).toEqual(apart);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('refuses arguments that are not JSON', () => {

@@ -98,7 +98,7 @@ export {
   TrustedKeysSetting,
   TrustedPublicJwk,
 } from './auth-tokens.js';
-export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
+export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, requestHashAndArgumentsJson, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
 export {
   IdempotencySemantics,
   RiskClass,

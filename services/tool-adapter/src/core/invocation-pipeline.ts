@@ -1,12 +1,12 @@
 import {
   MAX_INVOCATION_TIMEOUT_MS,
-  canonicalJson,
   compareSideEffectClasses,
   deriveIdempotencyKey,
   invocationStatusByState,
   isRetryable,
   isTerminalInvocationState,
   requestHash,
+  requestHashAndArgumentsJson,
   sha256Hex,
   type InvocationRequest,
   type InvocationResult,
@@ -546,6 +546,8 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
   const { key, derived } = idempotencyKeyOf(request);
   const version = arrival.resolvedToolVersion ?? request.toolVersion;
   const agentRevision = caller.agentRevision ?? (caller.agentId === undefined ? undefined : request.agentRevision);
+  // One canonicalization of the arguments gives both their stored text and the request hash over them.
+  const { requestHash, argumentsJson } = requestHashAndArgumentsJson({ ...scope, toolId: request.toolId, toolVersion: version ?? UNRESOLVED_TOOL_VERSION, arguments: request.arguments });
   const received: ToolInvocation = {
     invocationId: arrival.invocationId,
     tenant: scope.tenant,
@@ -554,7 +556,7 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
     attempt: 1,
     idempotencyKey: key,
     idempotencyKeyDerived: derived,
-    requestHash: requestHashOf(scope, request, version),
+    requestHash,
     principal: caller.principal,
     ...(caller.agentId === undefined ? {} : { agentId: caller.agentId }),
     ...(agentRevision === undefined ? {} : { agentRevision }),
@@ -566,7 +568,7 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
     ...(request.flowRunId === undefined ? {} : { flowRunId: request.flowRunId }),
     ...(request.workItemId === undefined ? {} : { workItemId: request.workItemId }),
     ...(request.replyInbox === undefined ? {} : { replyInbox: request.replyInbox }),
-    argumentsJson: canonicalJson(request.arguments),
+    argumentsJson,
     secretLeaseIds: [],
     state: 'Received',
     eventSequence: 0,
