@@ -2,7 +2,7 @@
 // and replies, how two copies of one key meet, and what a redelivery republishes. No NATS, no MongoDB.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { invocationRequestSubject, type InvocationReply, type InvocationRequest, type InvocationStateEvent, type Scope, type ToolCallIndexed, type ToolDescriptor } from '@toolplane/contracts';
+import { InvocationReply, LifecycleEvent, invocationRequestSubject, type InvocationRequest, type InvocationStateEvent, type Scope, type ToolCallIndexed, type ToolDescriptor } from '@toolplane/contracts';
 import type { TokenVerifier } from '@toolplane/auth';
 import { inMemoryEventStore, type EventStore } from '@toolplane/event-store';
 import type { DeliveryContext, DescriptorCache, Messaging } from '@toolplane/messaging';
@@ -153,5 +153,38 @@ describe('handleInvocationRequest (in-memory event store)', () => {
     await handleInvocationRequest(runtime, request('conflict-1', { text: 'b' }), delivery());
     expect(appends()).toBe(3); // two for the call, one refused creation of the second copy (it then read and decided)
     expect(replies[1]?.reply).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+  });
+
+  it('sends events and replies that are already what their contracts would make of them, as JSON text too (they are sent without being validated again)', async () => {
+    const oddFailure = { retryable: false, providerErrorType: 'JsonRpcError(-32603)', message: 'boom', code: 'TEMPORARY_UNAVAILABLE' } as const;
+    const oddContent = { content: [{ type: 'text', text: 'echoed' }], structuredContent: { z: 1, a: { y: [1, 'two'], b: null }, __proto__x: true, '': 'empty' } };
+    const scenarios = [
+      world({ descriptor: { sandboxKind: 'None' } }),
+      world({ descriptor: { sandboxKind: 'Process' } }),
+      world({ allowed: ['other.*'] }),
+      world({ execute: () => Promise.resolve({ result: 'failed', failure: oddFailure, effect: 'none' }) }),
+      world({ descriptor: { sideEffectClass: 'WRITE' }, execute: () => Promise.resolve({ result: 'failed', failure: oddFailure, effect: 'possible' }) }),
+      world({ execute: () => Promise.resolve({ result: 'returned', output: oddContent }) }),
+      world({ descriptor: { sideEffectClass: 'WRITE', riskClass: 'HIGH' } }),
+      world({ descriptor: { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' } }),
+    ];
+    const types = new Set<string>();
+    for (const [i, { runtime, published, replies }] of scenarios.entries()) {
+      await handleInvocationRequest(runtime, request(`contract-${i}`), delivery());
+      await handleInvocationRequest(runtime, request(`contract-${i}`), delivery(2)); // a repeat, republished
+      await handleInvocationRequest(runtime, request(`contract-${i}`, { text: 'other' }), delivery()); // CONFLICT
+      await handleInvocationRequest(runtime, { ...request(`unknown-${i}`), toolId: 'fixture.nope' }, delivery());
+      for (const event of published) {
+        types.add(event.type);
+        expect(JSON.stringify(event)).toBe(JSON.stringify(LifecycleEvent.parse(event)));
+      }
+      for (const { reply } of replies) {
+        types.add(reply.ok ? reply.data.status : reply.error.code);
+        expect(JSON.stringify(reply)).toBe(JSON.stringify(InvocationReply.parse(reply)));
+      }
+    }
+    expect([...types].sort()).toEqual(
+      ['APPROVAL_PENDING', 'ApprovalRequested', 'CONFLICT', 'DENIED', 'FAILED', 'InvocationDenied', 'InvocationReceived', 'SUCCESS', 'SandboxLeased', 'SandboxReleased', 'ToolCallCompleted', 'ToolCallFailed', 'ToolCallStarted', 'ToolEffectUncertain', 'UNCERTAIN'].sort(),
+    );
   });
 });

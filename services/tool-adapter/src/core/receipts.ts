@@ -1,4 +1,4 @@
-import { InvocationReceipt, UnsignedInvocationReceipt, isTerminalInvocationState, receiptSigningInput, type ToolInvocation } from '@toolplane/contracts';
+import { ReceiptSignature, UnsignedInvocationReceipt, type InvocationReceipt, isTerminalInvocationState, receiptSigningInput, type ToolInvocation } from '@toolplane/contracts';
 import { sign, type KeyObject } from 'node:crypto';
 
 // Receipts are signed with Ed25519 over the canonical JSON of the unsigned receipt. Ed25519 signatures are
@@ -51,11 +51,15 @@ export function unsignedReceiptOf(invocation: ToolInvocation): UnsignedInvocatio
   return UnsignedInvocationReceipt.parse(receipt);
 }
 
-/** Signs a receipt with the adapter's Ed25519 key. */
+/**
+ * Signs a receipt with the adapter's Ed25519 key. `unsigned` is as {@link unsignedReceiptOf} returns it (validated,
+ * its fields in the contract's order), so only the signature is checked against the contract: the signed receipt is
+ * what InvocationReceipt.parse would return, field for field and in the same order.
+ */
 export function signReceipt(unsigned: UnsignedInvocationReceipt, key: ReceiptSigningKey): InvocationReceipt {
   if (key.privateKey.asymmetricKeyType !== 'ed25519' || key.privateKey.type !== 'private') throw new TypeError('receipts are signed with an Ed25519 private key');
   const value = sign(null, Buffer.from(receiptSigningInput(unsigned), 'utf8'), key.privateKey).toString('base64');
-  return InvocationReceipt.parse({ ...unsigned, signature: { alg: 'Ed25519', keyId: key.keyId, value } });
+  return { ...unsigned, signature: ReceiptSignature.parse({ alg: 'Ed25519', keyId: key.keyId, value }) };
 }
 
 /** A signer bound to one key. */

@@ -74,6 +74,16 @@ describe('receipts', () => {
     expect(verifyReceipt(JSON.parse(JSON.stringify(receipt)), auditorKey)).toEqual({ valid: true, receipt });
   });
 
+  it('signs a receipt that is already what the contract would make of it, as JSON text too (it is not parsed again)', () => {
+    const failed: ToolInvocation = { ...observed, state: 'Failed', resultHash: undefined, resultJson: undefined, failure: { retryable: true, message: 'upstream down', code: 'TEMPORARY_UNAVAILABLE', providerErrorType: 'HttpStatus(503)' } };
+    const { agentId: _agent, agentRevision: _revision, policyDecisionId: _decision, startedAt: _started, ...bare } = observed;
+    for (const invocation of [observed, failed, { ...failed, approvalId: ids.approval }, bare]) {
+      const receipt = signReceipt(unsignedReceiptOf(invocation), key);
+      expect(JSON.stringify(receipt)).toBe(JSON.stringify(InvocationReceipt.parse(receipt)));
+    }
+    expect(() => signReceipt(unsignedReceiptOf(observed), { ...key, keyId: 'a key id with spaces' })).toThrow();
+  });
+
   it('signs deterministically (Ed25519)', () => {
     expect(signReceipt(unsignedReceiptOf(observed), key)).toEqual(signReceipt(unsignedReceiptOf(observed), key));
   });

@@ -183,10 +183,16 @@ export function sanitizeResult(output: ProviderOutput, secrets: readonly string[
   };
 }
 
-/** A provider failure with leased secrets removed from its message and error type. */
+/**
+ * A provider failure with leased secrets removed from its message and error type, its fields in the contract's
+ * order (the events that carry it are sent as the core built them, not parsed into that order again).
+ */
 export function sanitizeFailure(failure: ToolFailure, secrets: readonly string[]): ToolFailure {
   const redactor = new SecretRedactor(secrets);
-  if (redactor.empty) return failure;
+  if (redactor.empty) {
+    const { code, message, retryable, providerErrorType } = failure;
+    return { code, message, retryable, ...(providerErrorType === undefined ? {} : { providerErrorType }) };
+  }
   const message = redactor.redact(wellFormed(failure.message)).text.slice(0, 4096);
   const type = failure.providerErrorType === undefined ? undefined : redactor.redact(wellFormed(failure.providerErrorType)).text.slice(0, 256);
   return { code: failure.code, message, retryable: failure.retryable, ...(type === undefined ? {} : { providerErrorType: type }) };
