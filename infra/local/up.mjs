@@ -2,7 +2,7 @@
 // `npm start`: brings the whole platform up on this machine and keeps it in the foreground.
 // Without NATS_URL/MONGODB_URL it installs (once) and starts the local nats-server and FerretDB (each in a process
 // group of its own, so a terminal's Ctrl-C reaches only this supervisor); then it builds the workspaces, starts the
-// six services, each with only its own development keys, waits until each reports ready on /readyz, makes sure the
+// six services and the MCP endpoint, each with only its own development keys, waits until each reports ready on /readyz, makes sure the
 // development agent profile exists, and prints the first-call path.
 // Supervision: a service that exits after it was ready is restarted, after 1 s, then 2, 4 … up to 30 s while it
 // keeps failing (back to 1 s once a run lasted a minute), with one line saying why. One that exits before it was
@@ -18,8 +18,9 @@ const localDir = process.env.TOOLPLANE_LOCAL_DIR ?? path.join(root, '.local');
 const logDir = path.join(localDir, 'logs');
 const basePort = Number(process.env.TOOLPLANE_BASE_PORT ?? 7101);
 
-/** The six services, each on its own port (base + index). */
-const services = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner'];
+/** The six services and the MCP endpoint, each on its own port (base + index: the endpoint on 7107 by default). */
+const services = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner', 'mcp-endpoint'];
+const endpointIndex = services.indexOf('mcp-endpoint');
 
 /** Restart backoff: the first delay, its cap, and how long a run must last for the delay to start over. */
 const restartBackoff = { firstMs: 1_000, maxMs: 30_000, stableAfterMs: 60_000 };
@@ -61,6 +62,8 @@ runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only'
 // the build, hence imported only now.
 const devKeysScript = path.join(root, 'infra/local/dev-keys.mjs');
 const { devAgentId, devKeysByService, devTenant } = await import(devKeysScript);
+// The endpoint verifies agent tokens and holds no other key.
+const keysByService = { ...devKeysByService, 'mcp-endpoint': ['TOOLPLANE_TRUSTED_KEYS'] };
 const devKeysFile = path.join(localDir, 'dev-keys.env');
 runStep('preparing development keys', process.execPath, [devKeysScript, '--file', devKeysFile]);
 const fileKeys = Object.fromEntries(
@@ -70,13 +73,13 @@ const fileKeys = Object.fromEntries(
     .filter(Boolean)
     .map(([, key, value]) => [key, value]),
 );
-const keyNames = new Set(Object.values(devKeysByService).flat());
+const keyNames = new Set(Object.values(keysByService).flat());
 // What every service inherits: this environment without any key, so a key set here reaches only its service.
 const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !keyNames.has(key)));
 
 /** The environment of one service: the shared one, its own keys, where NATS and MongoDB are, its port. */
 function serviceEnv(name, port) {
-  const own = devKeysByService[name].flatMap((key) => {
+  const own = keysByService[name].flatMap((key) => {
     const value = process.env[key] ?? fileKeys[key];
     return value === undefined ? [] : [[key, value]];
   });
@@ -216,6 +219,7 @@ if (stopping) {
   say(`up: NATS ${natsUrl}, MongoDB ${mongoUrl}`);
   for (const [index, name] of services.entries()) say(`  ${name.padEnd(16)} http://127.0.0.1:${basePort + index}/readyz`);
   say(await ensureDevAgentProfile());
+  say(`MCP endpoint of ${devTenant}/main: http://127.0.0.1:${basePort + endpointIndex}/mcp/${devTenant}/main (bearer token: node infra/local/dev-keys.mjs agent-token)`);
   say('the first call, from the repository root in another terminal (README.md, "Quick start"):');
   // Unprefixed, so the block can be copied as it is.
   process.stdout.write(`\n${firstCallPath().join('\n')}\n\n`);

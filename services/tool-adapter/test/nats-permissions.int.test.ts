@@ -39,6 +39,7 @@ const passwords = {
   FLOW_RUNNER_PASSWORD: password(),
   ACME_RUNTIME_PASSWORD: password(),
   GLOBEX_RUNTIME_PASSWORD: password(),
+  MCP_ENDPOINT_PASSWORD: password(),
 };
 
 /** The password setting of each service user of the sample. */
@@ -230,6 +231,35 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
 
   it('refuses a runtime a JetStream consumer on the events stream', async () => {
     await expect(acmeRuntime.manager.consumers.add(streams.events.name, { filter_subject: eventFilter({ tenant: 'globex' }) })).rejects.toThrow(/permission/i);
+  });
+
+  it('lets the MCP endpoint’s user call as any tenant’s agent on its own inbox prefix, and nothing else', { timeout: 60_000 }, async () => {
+    const endpoint = await connectMessaging({ url: urlFor('mcp-endpoint', passwords.MCP_ENDPOINT_PASSWORD), name: 'mcp-endpoint', timeoutMs: 5_000, inboxPrefix: '_INBOX_mcp_endpoint' });
+    try {
+      for (const scope of [acme, globex]) {
+        await expect(effectiveToolsOf(endpoint, scope)).resolves.toEqual(['fixture.count']);
+        const call = await harness.send(scope, { toolId: 'fixture.count', arguments: {}, idempotencyKey: `endpoint-${scope.tenant}` }, undefined, endpoint);
+        const reply = await call.reply(30_000);
+        expect(reply.ok && reply.data.status).toBe('SUCCESS');
+      }
+      // No events, no other service's traffic, no stream reads, no other service's commands.
+      const snoops = [eventFilter({ tenant: 'acme' }), 'tp.v1.evt.>', invocationStateFilter(), '_INBOX.>', `${inboxPrefixOf(acme)}.>`, '>'].map((subject) => ({ subject, ...watch(endpoint, subject) }));
+      await endpoint.connection.flush();
+      await waitFor('every subscription to be refused', () => snoops.every((snoop) => snoop.errors.length > 0));
+      for (const snoop of snoops) expect(snoop.errors[0]?.message).toMatch(/permissions violation/i);
+      await expect(endpoint.manager.direct.getMessage(invocationStateStream.name, { last_by_subj: callStreamId(acme, 'endpoint-acme') })).rejects.toThrow(/permission|timeout/i);
+      await expect(
+        request(endpoint, {
+          subject: commandSubject(acme, 'approval', 'approve'),
+          requestSchema: EffectiveToolSetRequest,
+          replySchema: EffectiveToolSet,
+          body: { contextToken: await harness.contextToken(acme) },
+          timeoutMs: 5_000,
+        }),
+      ).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+    } finally {
+      await endpoint.close();
+    }
   });
 });
 
