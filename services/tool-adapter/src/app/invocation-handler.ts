@@ -260,7 +260,10 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
         position = await hold.release();
       }
     } else {
-      outcome = await performStage(runtime, state, run, memo);
+      // A stage without I/O is performed in the same turn: no await between the ending's events and the reply, so
+      // both leave in one socket write.
+      const performed = performStage(runtime, state, run, memo);
+      outcome = performed instanceof Promise ? await performed : performed;
     }
     const now = runtime.clock();
     const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
@@ -302,7 +305,8 @@ interface StageMemo {
   arguments?: JsonObject | undefined;
 }
 
-async function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): Promise<StageOutcome> {
+/** The outcome of the stage the pipeline waits for: at once for a stage without I/O, otherwise once its I/O is done. */
+function performStage(runtime: InvocationRuntime, state: PipelineState, run: RunContext, memo: StageMemo): StageOutcome | Promise<StageOutcome> {
   const { invocation, descriptor } = state;
   switch (state.step) {
     case 'TOOL_RESOLUTION':
@@ -312,8 +316,12 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'AGENT_PERMISSION':
     case 'TENANT_POLICY':
     case 'SIDE_EFFECT_CLASSIFICATION': {
-      memo.decision ??= await decide(runtime, state, run, argumentsOf(memo, invocation));
-      return { step: state.step, decision: memo.decision };
+      const step = state.step;
+      if (memo.decision !== undefined) return { step, decision: memo.decision };
+      return decide(runtime, state, run, argumentsOf(memo, invocation)).then((decision) => {
+        memo.decision = decision;
+        return { step, decision };
+      });
     }
     case 'APPROVAL': {
       if (memo.decision?.effect === 'allow') return { step: 'APPROVAL', result: 'not_required' };
@@ -322,10 +330,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     }
     case 'CREDENTIAL_BROKER': {
       mustHave(descriptor);
-      const brokered = await brokerCredentials(runtime, state, run.scope, run.signal);
-      memo.secrets = brokered.secrets;
-      memo.target = brokered.target;
-      return brokered.outcome;
+      return brokerCredentials(runtime, state, run.scope, run.signal).then((brokered) => {
+        memo.secrets = brokered.secrets;
+        memo.target = brokered.target;
+        return brokered.outcome;
+      });
     }
     case 'SANDBOX':
       // A Process sandbox is the MCP adapter's process isolation of stdio servers (scrubbed env, own group, limits).
@@ -335,11 +344,11 @@ async function performStage(runtime: InvocationRuntime, state: PipelineState, ru
     case 'FINISH':
     case 'PUBLISH_TERMINAL':
       return { step: state.step };
-    case 'EXECUTE': {
-      const execution = await execute(runtime, state, run, memo.target, argumentsOf(memo, invocation));
-      failpoint(adapterFailpoints.afterProviderReturned);
-      return { step: 'EXECUTE', execution };
-    }
+    case 'EXECUTE':
+      return execute(runtime, state, run, memo.target, argumentsOf(memo, invocation)).then((execution) => {
+        failpoint(adapterFailpoints.afterProviderReturned);
+        return { step: 'EXECUTE', execution };
+      });
     case 'SANITIZE':
       return { step: 'SANITIZE', secrets: memo.secrets };
     case 'REPLY': {
