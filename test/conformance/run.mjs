@@ -164,8 +164,6 @@ function devToken(localDir, kind) {
  * discovered and each of its tools bound (READ, LOW risk: the fixture changes nothing), and a development agent token.
  */
 async function startToolplane(localDir, proxyOrigin) {
-  const endpointDir = path.join(root, 'services/mcp-endpoint');
-  if (!existsSync(path.join(endpointDir, 'package.json'))) throw new Error('services/mcp-endpoint does not exist yet: run with --target direct');
   const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   // The six services and the endpoint, on base … base+6 (the endpoint last, as in `npm start`).
   const basePort = await freePortRange(7);
@@ -191,19 +189,14 @@ async function startToolplane(localDir, proxyOrigin) {
   up.stderr.on('data', (chunk) => (upErr = (upErr + chunk.toString()).slice(-8000)));
   // up.mjs stops the nats-server and FerretDB it started, except when it fails before its services run (a build
   // that fails exits at once): stop.sh, idempotent, stops whatever is still running of this folder's.
-  const stops = [];
   const stop = async () => {
-    for (const stopOne of stops) await stopOne();
     await stopChild(up);
     spawnSync('bash', [path.join(root, 'infra/local/stop.sh')], { env, stdio: 'ignore' });
   };
   try {
     const [, natsUrl] = await waitForLine(up, /toolplane: up: NATS (\S+),/, platformStartMs, 'the platform up');
-    const listed = await waitForLine(up, /mcp-endpoint\s+http:\/\/127\.0\.0\.1:(\d+)\/readyz/, 5_000, 'the endpoint listed').catch(() => undefined);
+    const [, endpointPort] = await waitForLine(up, /mcp-endpoint\s+http:\/\/127\.0\.0\.1:(\d+)\/readyz/, 5_000, 'the endpoint listed');
     up.stdout.resume();
-    const endpoint = listed === undefined ? await startEndpointBeside(localDir, natsUrl, env) : undefined;
-    if (endpoint !== undefined) stops.unshift(endpoint.stop);
-    const endpointPort = listed?.[1] ?? endpoint.port;
     const platform = { natsUrl, operatorToken: devToken(localDir, 'token') };
     const fixture = `"${process.execPath}" "${path.join(here, 'fixture-server.mjs')}"`;
     const registered = await toolplane(platform, 'servers', 'register', '--name', 'conformance', '--stdio', fixture);
@@ -221,31 +214,6 @@ async function startToolplane(localDir, proxyOrigin) {
     await stop();
     throw new Error(`the platform did not come up with the fixture bound; infra/local/up.mjs said:\n${upErr}`, { cause: error });
   }
-}
-
-/**
- * The endpoint as a process of its own, for a `npm start` that does not start it: on a free port, with the
- * development keys `npm start` made and NATS of the platform.
- */
-async function startEndpointBeside(localDir, natsUrl, env) {
-  const keys = readFileSync(path.join(localDir, 'dev-keys.env'), 'utf8');
-  const trusted = /^TOOLPLANE_TRUSTED_KEYS='(.*)'$/m.exec(keys)?.[1];
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'services/mcp-endpoint/dist/main.js')], {
-    cwd: root,
-    env: { ...env, NATS_URL: natsUrl, TOOLPLANE_TRUSTED_KEYS: trusted, HTTP_PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the endpoint exited (${child.exitCode}) at start`);
-    const ready = await globalThis.fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error('the endpoint was not ready within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  say(`started the endpoint beside the platform (npm start does not start it) on port ${port}`);
-  return { port, stop: () => stopChild(child) };
 }
 
 /** The conformance suite against `url`; returns its exit code. Its full output goes to `logFile`. */
