@@ -194,8 +194,8 @@ async function startToolplane(localDir, proxyOrigin) {
     spawnSync('bash', [path.join(root, 'infra/local/stop.sh')], { env, stdio: 'ignore' });
   };
   try {
-    const [, natsUrl] = await waitForLine(up, /toolplane: up: NATS (\S+),/, platformStartMs, 'the platform up');
-    const [, endpointPort] = await waitForLine(up, /mcp-endpoint\s+http:\/\/127\.0\.0\.1:(\d+)\/readyz/, 5_000, 'the endpoint listed');
+    // One wait for both lines: they may arrive in one chunk.
+    const [, natsUrl, endpointUrl] = await waitForLine(up, /toolplane: up: NATS (\S+),[\s\S]*?MCP endpoint of dev\/main: (http:\/\/\S+\/mcp\/dev\/main)/, platformStartMs, 'the platform up');
     up.stdout.resume();
     const platform = { natsUrl, operatorToken: devToken(localDir, 'token') };
     const fixture = `"${process.execPath}" "${path.join(here, 'fixture-server.mjs')}"`;
@@ -209,7 +209,7 @@ async function startToolplane(localDir, proxyOrigin) {
     }
     say(`fixture registered (${serverId}) and ${fixtureTools.length} tools bound`);
     // The development agent (dev-agent of dev/main, which may call every bound tool up to HIGH risk) at its workspace's endpoint.
-    return { url: `http://127.0.0.1:${endpointPort}/mcp/dev/main`, token: devToken(localDir, 'agent-token'), server: 'conformance', stop };
+    return { url: endpointUrl, token: devToken(localDir, 'agent-token'), server: 'conformance', stop };
   } catch (error) {
     await stop();
     throw new Error(`the platform did not come up with the fixture bound; infra/local/up.mjs said:\n${upErr}`, { cause: error });
