@@ -180,7 +180,8 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
     } finally {
       messages.stop();
       await watching;
-      pinChanged({ pinned: false });
+      // Stopping keeps the pin until the handlers settled (their batches may still write), then hands it over.
+      if (!fetching.signal.aborted) pinChanged({ pinned: false });
     }
   };
 
@@ -228,6 +229,7 @@ export async function consume<S extends z.ZodType>(m: Messaging, options: Consum
         if (holding && pinnedGroup !== undefined && !m.connection.isClosed()) {
           await m.manager.consumers.unpin(options.stream, options.consumer, pinnedGroup).catch((error: unknown) => ctx.report({ type: 'fetch_failed', error: toToolplaneError(error, `${what}: unpinning`) }));
         }
+        pinChanged({ pinned: false });
       }
       await done;
     },

@@ -23,8 +23,8 @@ describe('connectStore', () => {
     const store = await fixture.open();
     await expect(store.ping()).resolves.toBeUndefined();
     expect(['mongodb', 'ferretdb']).toContain(store.capabilities.server);
-    // Without atomic conditional updates, compareAndSet must fall back to claims.
-    expect(store.casStrategy).toBe(store.capabilities.atomicConditionalUpdates ? 'atomic' : 'claim');
+    // FerretDB 1.x reads, then writes by _id: a conditional update there is no guard between writers.
+    expect(store.capabilities.atomicConditionalUpdates).toBe(store.capabilities.server === 'mongodb');
     expect(store.dbName).toBe(scope.dbName);
   });
 
@@ -60,18 +60,6 @@ describe('connectStore', () => {
     controller.abort();
     const error = await failure(connectStore({ url: scope.mongoUrl, dbName: scope.dbName, appName: 'test', signal: controller.signal }));
     expect(error.code).toBe('CANCELLED');
-  });
-
-  it("refuses casStrategy 'atomic' on a server whose updates are not atomic", async () => {
-    const probe = await fixture.open();
-    const attempt = connectStore({ url: scope.mongoUrl, dbName: scope.dbName, appName: 'test', casStrategy: 'atomic' });
-    if (probe.capabilities.atomicConditionalUpdates) {
-      const store = await attempt;
-      expect(store.casStrategy).toBe('atomic');
-      await store.close();
-    } else {
-      expect((await failure(attempt)).code).toBe('INVALID_ARGUMENT');
-    }
   });
 
   it('closes idempotently; a closed store is unavailable, not broken', async () => {

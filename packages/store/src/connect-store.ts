@@ -2,10 +2,9 @@ import { raceAbort, throwIfAborted, ToolplaneError, withDeadline } from '@toolpl
 import { MongoClient, type Document } from 'mongodb';
 import type { CollectionDefinition } from './define-collection.js';
 import { redactMongoUrl, scrubCredentials } from './redact-url.js';
-import type { CasStrategy, Store, StoreCollection } from './store.js';
+import type { Store, StoreCollection } from './store.js';
 import { capabilitiesFromBuildInfo } from './store-capabilities.js';
 import { toStoreError } from './store-error.js';
-import { ensureClaimIndex } from './transition-claims.js';
 
 /** How to reach the database. */
 export interface ConnectStoreOptions {
@@ -17,14 +16,9 @@ export interface ConnectStoreOptions {
   /** How long to look for a usable server before failing with TEMPORARY_UNAVAILABLE (default 5000). */
   readonly serverSelectionTimeoutMs?: number;
   readonly signal?: AbortSignal;
-  /** compareAndSet's strategy; `auto` (default) picks `atomic` on MongoDB and `claim` where updates are not atomic. */
-  readonly casStrategy?: CasStrategy | 'auto';
-  /** How long a compareAndSet claim holds (default 10 000 ms); only for strategy `claim`. */
-  readonly claimLeaseMs?: number;
 }
 
 const defaultSelectionTimeoutMs = 5_000;
-const defaultClaimLeaseMs = 10_000;
 const defaultPingTimeoutMs = 5_000;
 
 /**
@@ -57,23 +51,11 @@ export async function connectStore(options: ConnectStoreOptions): Promise<Store>
   try {
     await raceAbort(client.connect(), signal, `connecting to ${displayUrl}`);
     const buildInfo = await client.db(dbName).command({ buildInfo: 1 }, { signal });
-    const capabilities = capabilitiesFromBuildInfo(buildInfo);
-    const casStrategy = chooseCasStrategy(options.casStrategy ?? 'auto', capabilities.atomicConditionalUpdates, displayUrl);
-    const db = client.db(dbName);
-    if (casStrategy === 'claim') await ensureClaimIndex(db);
-    return openStore(client, dbName, displayUrl, capabilities, casStrategy, options.claimLeaseMs ?? defaultClaimLeaseMs);
+    return openStore(client, dbName, displayUrl, capabilitiesFromBuildInfo(buildInfo));
   } catch (error) {
     await client.close().catch(() => undefined);
     throw connectError(error, displayUrl, options.url, signal);
   }
-}
-
-function chooseCasStrategy(requested: CasStrategy | 'auto', atomic: boolean, displayUrl: string): CasStrategy {
-  if (requested === 'auto') return atomic ? 'atomic' : 'claim';
-  if (requested === 'atomic' && !atomic) {
-    throw new ToolplaneError('INVALID_ARGUMENT', `${displayUrl} does not apply conditional updates atomically; compareAndSet needs casStrategy 'claim' there`);
-  }
-  return requested;
 }
 
 function connectError(error: unknown, displayUrl: string, url: string, signal: AbortSignal | undefined): ToolplaneError {
@@ -84,7 +66,7 @@ function connectError(error: unknown, displayUrl: string, url: string, signal: A
   return new ToolplaneError('TEMPORARY_UNAVAILABLE', `${displayUrl} is unreachable: ${reason}`, { cause: error, ...(translated.details ? { details: translated.details } : {}) });
 }
 
-function openStore(client: MongoClient, dbName: string, displayUrl: string, capabilities: Store['capabilities'], casStrategy: CasStrategy, claimLeaseMs: number): Store {
+function openStore(client: MongoClient, dbName: string, displayUrl: string, capabilities: Store['capabilities']): Store {
   const db = client.db(dbName);
   let closing: Promise<void> | undefined;
   const store: Store = {
@@ -92,8 +74,6 @@ function openStore(client: MongoClient, dbName: string, displayUrl: string, capa
     dbName,
     displayUrl,
     capabilities,
-    casStrategy,
-    claimLeaseMs,
     collection<TDoc extends Document>(definition: CollectionDefinition<TDoc>): StoreCollection<TDoc> {
       return { name: definition.name, definition, raw: db.collection<TDoc>(definition.name), store };
     },

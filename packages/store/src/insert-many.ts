@@ -1,7 +1,6 @@
 import { throwIfAborted } from '@toolplane/contracts';
 import type { Document, OptionalUnlessRequiredId } from 'mongodb';
 import { assertStorable } from './assert-storable.js';
-import { duplicateIndexes } from './compare-and-set-many.js';
 import type { StoreCollection } from './store.js';
 import { isDuplicateKeyError, toStoreError } from './store-error.js';
 
@@ -84,4 +83,12 @@ function firstWriteError(error: unknown): { index: number; code: unknown } | und
   const sorted = (writeErrors as { index?: unknown; code?: unknown }[]).filter((entry) => typeof entry.index === 'number').sort((a, b) => (a.index as number) - (b.index as number));
   const first = sorted[0];
   return first === undefined ? undefined : { index: first.index as number, code: first.code };
+}
+
+/** The indexes of the documents an unordered insert refused as duplicates; any other failure is rethrown. */
+export function duplicateIndexes(error: unknown): number[] {
+  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
+  const list = Array.isArray(writeErrors) ? (writeErrors as { index?: unknown; code?: unknown }[]) : [];
+  if (list.length === 0 || list.some((entry) => !isDuplicateKeyError({ code: entry.code }) || typeof entry.index !== 'number')) throw error;
+  return list.map((entry) => entry.index as number);
 }

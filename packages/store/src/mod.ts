@@ -1,17 +1,16 @@
 export { assertStorable, findUnstorableKey, type UnstorableKey, type UnstorableReason } from './assert-storable.js';
-export { type StateOf, type Transition, type VersionedDocument } from './cas-update.js';
-export { compareAndSet, type CasOptions, type CasResult } from './compare-and-set.js';
-export { compareAndSetMany, findByIds, type CasManyOptions } from './compare-and-set-many.js';
 export { connectStore, type ConnectStoreOptions } from './connect-store.js';
 export { defineCollection, type CollectionDefinition, type IndexDefinition, type IndexKey } from './define-collection.js';
 export { ensureIndexes, type EnsureIndexesReport, type IndexOutcome } from './ensure-indexes.js';
+export { findByIds } from './find-by-ids.js';
 export { findPage, type Page, type PageRequest } from './find-page.js';
 export { decodeFreeJson, encodeFreeJson } from './free-json.js';
 export { type IndexDegradation } from './index-spec.js';
 export { insertIfAbsent, type CreateResult, type InsertIfAbsentOptions } from './insert-if-absent.js';
 export { insertInOrder, insertManyIfAbsent, type InsertInOrderResult, type InsertManyResult } from './insert-many.js';
 export { redactMongoUrl } from './redact-url.js';
-export { type CasStrategy, type Store, type StoreCapabilities, type StoreCollection } from './store.js';
+export { replaceManyById } from './replace-many-by-id.js';
+export { type Store, type StoreCapabilities, type StoreCollection } from './store.js';
 export { isDuplicateKeyError, storeErrorCode, toStoreError } from './store-error.js';
 export { upsertOnce, type UpsertOnce } from './upsert-once.js';
 // The driver's query and document types, so that services can type queries without importing mongodb.

@@ -1,10 +1,10 @@
 import { testScope } from '@toolplane/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeFixture } from '../test/store-fixture.js';
-import { compareAndSet } from './compare-and-set.js';
 import { defineCollection } from './define-collection.js';
 import { decodeFreeJson, encodeFreeJson } from './free-json.js';
 import { insertIfAbsent } from './insert-if-absent.js';
+import { replaceManyById } from './replace-many-by-id.js';
 import type { StoreCollection } from './store.js';
 import { upsertOnce } from './upsert-once.js';
 
@@ -50,11 +50,11 @@ describe('what may be stored', () => {
     expect(await collection.raw.countDocuments({})).toBe(0);
   });
 
-  it('refuses such keys in upserts and transitions too', async () => {
+  it('refuses such keys in upserts and replacements too', async () => {
     expect(await refusal(upsertOnce(collection, { key: { _id: 'd3' }, document: { _id: 'd3', version: 1, name: 'x', inputSchema: schema } }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(await collection.raw.countDocuments({})).toBe(0);
     await insertIfAbsent(collection, { _id: 'd4', version: 1, name: 'x' });
-    expect(await refusal(compareAndSet(collection, { id: 'd4', expect: { version: 1 }, set: { inputSchema: schema } }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await refusal(replaceManyById(collection, [{ _id: 'd4', version: 2, name: 'x', inputSchema: schema }]))).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(await collection.raw.findOne({ _id: 'd4' })).toEqual({ _id: 'd4', version: 1, name: 'x' });
   });
 

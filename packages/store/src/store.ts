@@ -14,17 +14,11 @@ export interface StoreCapabilities {
   readonly sparseIndexes: boolean;
 }
 
-/**
- * How compareAndSet keeps two writers apart: `atomic` relies on the server's atomic findOneAndUpdate;
- * `claim` first inserts a per-version claim document (an insert against a unique `_id` is atomic everywhere).
- */
-export type CasStrategy = 'atomic' | 'claim';
-
 /** A collection of a Store, typed by its definition. */
 export interface StoreCollection<TDoc extends Document> {
   readonly name: string;
   readonly definition: CollectionDefinition<TDoc>;
-  /** The driver's collection, for queries the helpers do not cover. Write through the helpers (see compareAndSet). */
+  /** The driver's collection, for queries the helpers do not cover. Write through the helpers. */
   readonly raw: Collection<TDoc>;
   readonly store: Store;
 }
@@ -36,9 +30,6 @@ export interface Store {
   /** The server URL without credentials or options: safe for logs and messages. */
   readonly displayUrl: string;
   readonly capabilities: StoreCapabilities;
-  readonly casStrategy: CasStrategy;
-  /** How long a compareAndSet claim holds before others may take it over (strategy `claim`). */
-  readonly claimLeaseMs: number;
   /** The collection a definition describes. */
   collection<TDoc extends Document>(definition: CollectionDefinition<TDoc>): StoreCollection<TDoc>;
   /** Resolves when the server answers; TEMPORARY_UNAVAILABLE, TIMEOUT or CANCELLED otherwise. */

@@ -100,7 +100,7 @@ async function drain(label: string): Promise<DrainFigure> {
   const callIds = plan.calls.map((delta) => delta.key);
   const journalIds = plan.journal.map((entry) => entry._id);
   // The consumer starts with this backlog, whatever the stream held before.
-  await ensureConsumer(messaging, streams.events.name, projectorConsumerSpec(consumer, undefined, 'new'));
+  await ensureConsumer(messaging, streams.events.name, projectorConsumerSpec(consumer, { deliverPolicy: 'new' }));
   log(`[${label}] publishing ${events.length} events`);
   const publishStarted = performance.now();
   await publishAll(messaging, events);

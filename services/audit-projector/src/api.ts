@@ -16,6 +16,7 @@ import { verifyOperator, type TokenVerifier } from '@toolplane/auth';
 import { serve, type Messaging, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import type { Store } from '@toolplane/store';
 import { compact } from './call-fold.js';
+import type { Generations } from './generations.js';
 import { flowJournal, getCall, listCalls, verifyChain } from './queries.js';
 import type { RebuildManager } from './rebuild.js';
 
@@ -34,13 +35,13 @@ const requiredRole: Partial<Record<Operation, string>> = { rebuildProjections: P
 /** Serves every audit operation in one queue group shared by the replicas; resolves once all are subscribed. */
 export async function serveAuditApi(
   messaging: Messaging,
-  deps: { readonly store: Store; readonly rebuilds: RebuildManager; readonly verifier: TokenVerifier; readonly onDiagnostic?: (diagnostic: ServeDiagnostic) => void },
+  deps: { readonly store: Store; readonly generations: Generations; readonly rebuilds: RebuildManager; readonly verifier: TokenVerifier; readonly onDiagnostic?: (diagnostic: ServeDiagnostic) => void },
 ): Promise<ServeHandle[]> {
-  const { store, rebuilds, verifier } = deps;
+  const { store, generations, rebuilds, verifier } = deps;
   const handlers: { [O in Operation]: Handler<O> } = {
-    getCall: (scope, request, signal) => getCall(store, scope, request.toolCallId, signal),
-    listCalls: (scope, request, signal) => listCalls(store, scope, request, signal),
-    flowJournal: (scope, request, signal) => flowJournal(store, scope, request, signal),
+    getCall: (scope, request, signal) => getCall(store, generations, scope, request.toolCallId, signal),
+    listCalls: (scope, request, signal) => listCalls(store, generations, scope, request, signal),
+    flowJournal: (scope, request, signal) => flowJournal(store, generations, scope, request, signal),
     verifyChain: (scope, _request, signal) => verifyChain(store, scope.tenant, signal),
     rebuildProjections: async (_scope, _request, signal) => statusOf(await rebuilds.start(signal)),
     projectionStatus: async (_scope, _request, signal) => statusOf(await rebuilds.status(signal)),

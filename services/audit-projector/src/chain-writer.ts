@@ -1,20 +1,17 @@
-// Appends events to their tenant's audit chain. What keeps the chain from forking is the store, not the
-// lock: an entry's id is its position, and an insert against a unique id is atomic (on FerretDB too), so of
-// two appenders that both think the chain ends at n only one stores n + 1; the other finds the new end and
-// tries again. An event is chained once per tenant by a unique (tenant, eventId) index. Inserts are ordered
-// and stop at the first refusal, so nothing is ever stored after a position that was not. The per-tenant lock
-// and the recorded head only save appenders from racing and from searching for the end of the chain.
-import { sleep, throwIfAborted, ToolplaneError } from '@toolplane/contracts';
-import { findByIds, insertInOrder, isDuplicateKeyError, type Store } from '@toolplane/store';
+// Appends events to their tenant's audit chain. One replica at a time appends (the projector's consumer is pinned
+// to one client), but what keeps the chain from forking is the store, not that: an entry's id is its position, and
+// an insert against a unique id is atomic (on FerretDB too), so of two appenders that both think the chain ends at
+// n (a replica that stalled past its pin and the one pinned after it) only one stores n + 1; the other finds the new
+// end and tries again. An event is chained once per tenant by a unique (tenant, eventId) index. Inserts are ordered
+// and stop at the first refusal, so nothing is ever stored after a position that was not. The recorded head only
+// saves the appender from searching for the end of the chain.
+import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
+import { findByIds, insertInOrder, replaceManyById, type Store } from '@toolplane/store';
 import { chainEntries, chainEntryId, emptyHead, type ChainHead, type ChainItem, type ChainRecord } from './audit-chain.js';
-import { auditChain, auditChainHeads, auditChainLocks } from './collections.js';
+import { auditChain, auditChainHeads } from './collections.js';
 
-/** How a chain writer takes turns with the others. */
+/** What a chain writer needs besides the store. */
 export interface ChainWriterOptions {
-  /** Names this writer in the lock documents. */
-  readonly holder: string;
-  /** How long a lock holds; a writer that dies holding it delays the tenant's appends this long. */
-  readonly lockLeaseMs: number;
   readonly now: () => Date;
 }
 
@@ -39,35 +36,30 @@ export class ChainWriter {
     const seen = new Set<string>();
     let remaining = items.filter(({ event }) => !seen.has(event.metadata.eventId) && seen.add(event.metadata.eventId));
     if (remaining.length === 0) return;
-    const lock = await this.lock(tenant, signal);
-    try {
-      let head = await this.recordedHead(tenant, signal);
-      const start = head.position;
-      for (let round = 0; remaining.length > 0; round += 1) {
-        if (round >= maxRounds) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `the audit chain of ${tenant} keeps moving under this appender`);
-        throwIfAborted(signal, `appending to the audit chain of ${tenant}`);
-        const entries = chainEntries(tenant, head, remaining, this.options.now().toISOString());
-        const outcome = await insertInOrder(this.store.collection(auditChain), entries, signal ? { signal } : {});
-        if (outcome.inserted > 0) {
-          const last = entries[outcome.inserted - 1] as ChainRecord;
-          head = { position: last.position, hash: last.hash };
-          remaining = remaining.slice(outcome.inserted);
-        }
-        if (outcome.duplicateAt === undefined) break;
-        const refused = entries[outcome.duplicateAt] as ChainRecord;
-        const [taken] = await findByIds(this.store.collection(auditChain), [refused._id], signal ? { signal } : {});
-        if (taken) {
-          // The position is taken: another appender went on without the lock (or ours ran out). Find the end.
-          head = await this.findEnd(tenant, { position: taken.position, hash: taken.hash }, signal);
-        } else {
-          // The position is free, so the unique (tenant, eventId) index refused it: the event is chained already.
-          remaining = remaining.slice(1);
-        }
+    let head = await this.recordedHead(tenant, signal);
+    const start = head.position;
+    for (let round = 0; remaining.length > 0; round += 1) {
+      if (round >= maxRounds) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `the audit chain of ${tenant} keeps moving under this appender`);
+      throwIfAborted(signal, `appending to the audit chain of ${tenant}`);
+      const entries = chainEntries(tenant, head, remaining, this.options.now().toISOString());
+      const outcome = await insertInOrder(this.store.collection(auditChain), entries, signal ? { signal } : {});
+      if (outcome.inserted > 0) {
+        const last = entries[outcome.inserted - 1] as ChainRecord;
+        head = { position: last.position, hash: last.hash };
+        remaining = remaining.slice(outcome.inserted);
       }
-      if (head.position > start) await this.recordHead(tenant, head);
-    } finally {
-      await this.unlock(lock);
+      if (outcome.duplicateAt === undefined) break;
+      const refused = entries[outcome.duplicateAt] as ChainRecord;
+      const [taken] = await findByIds(this.store.collection(auditChain), [refused._id], signal ? { signal } : {});
+      if (taken) {
+        // The position is taken: the recorded head was behind, or another appender went on meanwhile. Find the end.
+        head = await this.findEnd(tenant, { position: taken.position, hash: taken.hash }, signal);
+      } else {
+        // The position is free, so the unique (tenant, eventId) index refused it: the event is chained already.
+        remaining = remaining.slice(1);
+      }
     }
+    if (head.position > start) await this.recordHead(tenant, head);
   }
 
   /** The head appenders last recorded; the chain may have grown past it (then an insert says so). */
@@ -78,9 +70,7 @@ export class ChainWriter {
 
   private async recordHead(tenant: string, head: ChainHead): Promise<void> {
     // A hint: a stale value only costs the next appender a search, never a fork.
-    await this.store
-      .collection(auditChainHeads)
-      .raw.replaceOne({ _id: tenant }, { position: head.position, hash: head.hash, updatedAt: this.options.now().toISOString() }, { upsert: true });
+    await replaceManyById(this.store.collection(auditChainHeads), [{ _id: tenant, position: head.position, hash: head.hash, updatedAt: this.options.now().toISOString() }]);
   }
 
   /** The last entry of the chain, searching forward from an entry known to exist (positions have no gaps). */
@@ -107,34 +97,5 @@ export class ChainWriter {
       else high = middle;
     }
     return low;
-  }
-
-  private async lock(tenant: string, signal?: AbortSignal): Promise<{ tenant: string; expiresAt: Date }> {
-    const locks = this.store.collection(auditChainLocks);
-    for (let attempt = 0; ; attempt += 1) {
-      throwIfAborted(signal, `waiting for the audit chain of ${tenant}`);
-      const expiresAt = new Date(this.options.now().getTime() + this.options.lockLeaseMs);
-      try {
-        await locks.raw.insertOne({ _id: tenant, holder: this.options.holder, expiresAt });
-        return { tenant, expiresAt };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
-      const [current] = await findByIds(locks, [tenant], signal ? { signal } : {});
-      if (current && current.expiresAt.getTime() < this.options.now().getTime()) {
-        // Its holder died or stalled: take over. Two writers may both do so; that costs a race, not the chain.
-        await locks.raw.deleteOne({ _id: tenant, holder: current.holder, expiresAt: current.expiresAt });
-        continue;
-      }
-      await sleep(Math.min(100, 5 * 2 ** Math.min(attempt, 5)) + Math.random() * 5, signal, `waiting for the audit chain of ${tenant}`);
-    }
-  }
-
-  private async unlock(lock: { tenant: string; expiresAt: Date }): Promise<void> {
-    try {
-      await this.store.collection(auditChainLocks).raw.deleteOne({ _id: lock.tenant, holder: this.options.holder, expiresAt: lock.expiresAt });
-    } catch {
-      // A lock left behind only delays the tenant's next append until it expires.
-    }
   }
 }

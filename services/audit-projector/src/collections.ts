@@ -1,9 +1,9 @@
-import type { AuditChainEntry, FlowJournalEntry, ProjectionGenerations, RuntimeToolCallDocument } from '@toolplane/contracts';
+import type { AuditChainEntry, FlowJournalEntry, RuntimeToolCallDocument } from '@toolplane/contracts';
 import { defineCollection, ensureIndexes, type CollectionDefinition, type Store } from '@toolplane/store';
 
 // The projections that can be rebuilt live in generations: generation 1 under the plain names, generation n in
 // `<name>_g<n>`. FerretDB 1.x can neither rename collections atomically nor run transactions, so a rebuild fills
-// fresh collections and then moves the pointer (projection_generations) that every reader and writer follows.
+// fresh collections and then moves the pointer (generations.ts, in JetStream) that every reader and writer follows.
 
 const generationName = (base: string, generation: number) => (generation === 1 ? base : `${base}_g${generation}`);
 
@@ -19,13 +19,6 @@ export interface AuditChainHeadDocument {
   position: number;
   hash: string;
   updatedAt: string;
-}
-
-/** Who appends to a tenant's chain right now; appenders take turns so they do not race for the same positions. */
-export interface AuditChainLockDocument {
-  _id: string;
-  holder: string;
-  expiresAt: Date;
 }
 
 // Every list query is scoped to a tenant and workspace and ordered by latest activity (then _id, for pages).
@@ -72,17 +65,11 @@ export const auditChain = defineCollection<AuditChainDocument>({
 /** The recorded head of each tenant's chain. */
 export const auditChainHeads = defineCollection<AuditChainHeadDocument>({ name: 'audit_chain_heads' });
 
-/** The appender lock of each tenant's chain. */
-export const auditChainLocks = defineCollection<AuditChainLockDocument>({ name: 'audit_chain_locks' });
-
-/** The pointer to the live generation of the rebuildable projections. */
-export const projectionGenerations = defineCollection<ProjectionGenerations>({ name: 'projection_generations' });
-
 /**
  * Every collection the audit-projector service owns (the first generation of the rebuildable ones), with the
  * indexes every server needs; the query indexes come from `ensureQueryIndexes`, where the server uses them.
  */
-export const collections = [runtimeToolCallsCollection(1, false), flowJournalCollection(1, false), auditChain, auditChainHeads, auditChainLocks, projectionGenerations];
+export const collections = [runtimeToolCallsCollection(1, false), flowJournalCollection(1, false), auditChain, auditChainHeads];
 
 /** Creates a generation's query indexes, on servers whose queries use them. */
 export async function ensureQueryIndexes(store: Store, generation: number, signal?: AbortSignal): Promise<void> {

@@ -1,9 +1,12 @@
-// A pull consumer of the events stream feeding the batch queue: any number of replicas share one durable
-// consumer. A message is acknowledged only once the batch holding its event was written. A message that is not
-// a valid event, or that the projector refuses, is dead-lettered at once with its reason; a write that keeps
-// failing is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on.
+// A pull consumer of the events stream feeding the batch queue. Any number of replicas pull from one durable
+// consumer pinned to one client, so one replica at a time receives and writes: the single writer the read models
+// rely on. A message is acknowledged only once the batch holding its event was written. A message that is not a
+// valid event, or that the projector refuses, is dead-lettered at once with its reason; a write that keeps failing
+// is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on. A replica told it
+// lost the pin writes nothing until it is pinned again: its batches fail as retryable and their messages go back
+// to the server, which delivers them to the pinned replica.
 import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode } from '@toolplane/contracts';
-import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging } from '@toolplane/messaging';
+import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging, type PinChange } from '@toolplane/messaging';
 import { BatchQueue } from './batch-queue.js';
 import { acceptEvent, type AcceptedEvent } from './event-checks.js';
 import { groupOfEvent, readyToWrite, writeBatch, type ProjectorWriters, type Target } from './projector.js';
@@ -31,6 +34,8 @@ export interface ProjectionConsumerOptions {
   readonly onDiagnostic?: (diagnostic: ConsumerDiagnostic) => void;
   /** A batch (or a group retried on its own) could not be written. */
   readonly onWriteFailure?: (error: unknown, events: number) => void;
+  /** This replica was pinned (it is the writer from now on) or learned it lost the pin. */
+  readonly onPinChange?: (change: PinChange) => void;
 }
 
 /** A running projection consumer. */
@@ -49,11 +54,19 @@ function retryable(error: unknown): unknown {
 
 /** Starts consuming into the projections. */
 export async function startProjectionConsumer(options: ProjectionConsumerOptions): Promise<ProjectionConsumer> {
+  let pinLost = false;
+  const onPinChange = (change: PinChange) => {
+    pinLost = !change.pinned;
+    // Whatever this replica remembered may predate another one's writes while it was not pinned.
+    options.writers.calls.forget();
+    options.onPinChange?.(change);
+  };
   const queue = new BatchQueue<AcceptedEvent>({
     maxItems: options.batchSize,
     lingerMs: options.lingerMs,
     write: async (items) => {
       try {
+        if (pinLost) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'this replica lost its pin: another one writes the projections now', { retryable: true });
         await writeBatch(options.writers, options.target, items);
       } catch (error) {
         options.onWriteFailure?.(error, items.length);
@@ -77,6 +90,7 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
     concurrency: options.concurrency,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onDiagnostic ? { onDiagnostic: options.onDiagnostic } : {}),
+    onPinChange,
     handler: async (event, context) => {
       // Refusals are not retryable: the consumer dead-letters the message with this reason.
       const accepted = acceptEvent(event, context.subject, options.maxEventBytes);

@@ -8,7 +8,7 @@ import type { CallDelta, CallWriter } from './call-writer.js';
 import type { ChainWriter } from './chain-writer.js';
 import { flowJournalCollection } from './collections.js';
 import type { AcceptedEvent } from './event-checks.js';
-import { liveGeneration } from './generations.js';
+import type { Generations } from './generations.js';
 import { journalEntryOf, type JournalRecord } from './journal-fold.js';
 
 /** Where a batch goes: the live generation (re-checked after the write), or a fixed one for a rebuild. */
@@ -17,6 +17,8 @@ export type Target = { readonly kind: 'live' } | { readonly kind: 'generation'; 
 /** What writing a batch needs. */
 export interface ProjectorWriters {
   readonly store: Store;
+  /** The pointer to the live generation (read before and after a live batch). */
+  readonly generations: Generations;
   readonly calls: CallWriter;
   /** Absent for a rebuild: the audit chain is appended to once, by the live projector. */
   readonly chain?: ChainWriter;
@@ -77,12 +79,12 @@ export async function writeBatch(writers: ProjectorWriters, target: Target, acce
       await writeGeneration(writers, target.generation, plan, signal);
       return;
     }
-    const before = await liveGeneration(writers.store, signal);
+    const before = await writers.generations.live(signal);
     // The chain and the rebuildable projections are independent: written side by side, acknowledged after both.
     const outcomes = await Promise.allSettled([writeGeneration(writers, before, plan, signal), writers.chain?.append(plan.chain, signal)]);
     const failed = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
-    const after = await liveGeneration(writers.store, signal);
+    const after = await writers.generations.live(signal);
     if (after !== before) await writeGeneration(writers, after, plan, signal);
   } catch (error) {
     throw toStoreError(error, `projecting ${accepted.length} events`, signal);

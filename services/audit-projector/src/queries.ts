@@ -16,7 +16,7 @@ import { findByIds, findPage, toStoreError, type Filter, type Store } from '@too
 import { ChainVerifier, chainIdRange } from './audit-chain.js';
 import { attemptViews, compact } from './call-fold.js';
 import { auditChain, auditChainHeads, flowJournalCollection, runtimeToolCallsCollection, type AuditChainDocument } from './collections.js';
-import { liveGeneration } from './generations.js';
+import type { Generations } from './generations.js';
 
 function summaryOf(document: RuntimeToolCallDocument): RuntimeToolCallSummary {
   const { _id, version: _version, attempts: _attempts, sequenceHighWater: _marks, ...summary } = document;
@@ -24,8 +24,8 @@ function summaryOf(document: RuntimeToolCallDocument): RuntimeToolCallSummary {
 }
 
 /** One call of the scope; NOT_FOUND when there is none. */
-export async function getCall(store: Store, scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<GetCallReply> {
-  const generation = await liveGeneration(store, signal);
+export async function getCall(store: Store, generations: Generations, scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<GetCallReply> {
+  const generation = await generations.live(signal);
   const [document] = await findByIds(store.collection(runtimeToolCallsCollection(generation)), [`${scope.tenant}/${scope.workspace}/${toolCallId}`], signal ? { signal } : {});
   if (!document) throw new ToolplaneError('NOT_FOUND', `no tool call ${toolCallId} in ${scope.tenant}/${scope.workspace}`);
   const { _id, version: _version, attempts, ...call } = document;
@@ -33,8 +33,8 @@ export async function getCall(store: Store, scope: Scope, toolCallId: string, si
 }
 
 /** A page of the scope's calls, latest activity first. */
-export async function listCalls(store: Store, scope: Scope, request: ListCallsRequest, signal?: AbortSignal): Promise<ListCallsReply> {
-  const generation = await liveGeneration(store, signal);
+export async function listCalls(store: Store, generations: Generations, scope: Scope, request: ListCallsRequest, signal?: AbortSignal): Promise<ListCallsReply> {
+  const generation = await generations.live(signal);
   const filter = compact({
     tenant: scope.tenant,
     workspace: scope.workspace,
@@ -60,8 +60,8 @@ export async function listCalls(store: Store, scope: Scope, request: ListCallsRe
 }
 
 /** A page of a FlowRun's journal of the scope, in order. */
-export async function flowJournal(store: Store, scope: Scope, request: FlowJournalRequest, signal?: AbortSignal): Promise<FlowJournalReply> {
-  const generation = await liveGeneration(store, signal);
+export async function flowJournal(store: Store, generations: Generations, scope: Scope, request: FlowJournalRequest, signal?: AbortSignal): Promise<FlowJournalReply> {
+  const generation = await generations.live(signal);
   const page = await findPage(store.collection(flowJournalCollection(generation)), {
     filter: { tenant: scope.tenant, workspace: scope.workspace, flowRunId: request.flowRunId },
     sortBy: 'orderKey',

@@ -11,13 +11,15 @@ import { consumerProgress, deleteConsumer, ensureConsumer, streamPosition, type 
 import type { Store } from '@toolplane/store';
 import { CallWriter } from './call-writer.js';
 import { ensureQueryIndexes } from './collections.js';
-import { readGenerations, updateGenerations } from './generations.js';
+import type { Generations } from './generations.js';
 import { startProjectionConsumer, type ProjectionConsumer, type ProjectionConsumerOptions } from './projection-consumer.js';
 
 /** What a rebuild runs with. */
 export interface RebuildOptions {
   readonly messaging: Messaging;
   readonly store: Store;
+  /** The pointer a rebuild moves (compare-and-set in JetStream, so one rebuild runs across replicas). */
+  readonly generations: Generations;
   /** Names this replica in the pointer, so another cannot mistake its rebuild for its own. */
   readonly holder: string;
   readonly now: () => Date;
@@ -32,7 +34,10 @@ export interface RebuildOptions {
   readonly onFailure?: (error: unknown) => void;
 }
 
-/** Starts and runs rebuilds; at most one runs in this process, and the pointer allows one across replicas. */
+/**
+ * Starts and runs rebuilds; at most one runs in this process, and the pointer allows one across replicas. The replay
+ * consumer is pinned like the live one, so a rebuild's generation has a single writer too.
+ */
 export class RebuildManager {
   private running: { readonly generation: number; readonly stop: AbortController; readonly done: Promise<void> } | undefined;
 
@@ -40,13 +45,12 @@ export class RebuildManager {
 
   /** Starts a rebuild into a fresh generation; CONFLICT while another one is running. Returns the pointer. */
   async start(signal?: AbortSignal): Promise<ProjectionGenerations> {
-    const { store, messaging, holder, now } = this.options;
+    const { store, messaging, generations, holder, now } = this.options;
     if (this.running) throw new ToolplaneError('CONFLICT', `a rebuild into generation ${this.running.generation} is running`);
     let generation = 0;
     let abandoned: number | undefined;
     const startedAt = now().toISOString();
-    const pointer = await updateGenerations(
-      store,
+    const pointer = await generations.update(
       (current) => {
         const rebuild = current.rebuild;
         if (rebuild?.state === 'Running') {
@@ -56,7 +60,7 @@ export class RebuildManager {
           abandoned = rebuild.generation;
         }
         generation = Math.max(current.live, current.previous ?? 0, rebuild?.generation ?? 0) + 1;
-        return { set: { rebuild: { generation, state: 'Running', startedAt, heartbeatAt: startedAt, holder } } };
+        return { rebuild: { generation, state: 'Running', startedAt, heartbeatAt: startedAt, holder } };
       },
       signal,
     );
@@ -90,7 +94,7 @@ export class RebuildManager {
   }
 
   private async run(generation: number, signal: AbortSignal): Promise<void> {
-    const { messaging, store } = this.options;
+    const { messaging, store, generations } = this.options;
     const consumer = this.options.consumerSpec(generation).durableName;
     let projection: ProjectionConsumer | undefined;
     try {
@@ -100,7 +104,7 @@ export class RebuildManager {
         stream: streams.events.name,
         consumer,
         // The audit chain is not rebuilt: it is appended to once, by the live projector.
-        writers: { store, calls: new CallWriter(store) },
+        writers: { store, generations, calls: new CallWriter(store) },
         target: { kind: 'generation', generation },
       });
       let switchSequence: number | undefined;
@@ -139,28 +143,28 @@ export class RebuildManager {
 
   /** Writes the heartbeat (and `more`) if this replica still owns the rebuild of `generation`; CONFLICT if not. */
   private async heartbeat(generation: number, more: (current: ProjectionGenerations) => { live?: number; previous?: number; switchedAt?: string; switchSequence?: number }): Promise<void> {
-    await updateGenerations(this.options.store, (current) => {
+    await this.options.generations.update((current) => {
       const rebuild = current.rebuild;
       if (rebuild?.generation !== generation || rebuild.holder !== this.options.holder || rebuild.state !== 'Running') {
         throw new ToolplaneError('CONFLICT', `the rebuild into generation ${generation} was taken over`);
       }
       const { live, previous, switchedAt, switchSequence } = more(current);
       const next = { ...rebuild, heartbeatAt: this.options.now().toISOString(), ...(switchedAt ? { switchedAt } : {}), ...(switchSequence === undefined ? {} : { switchSequence }) };
-      return { set: { rebuild: next, ...(live === undefined ? {} : { live }), ...(previous === undefined ? {} : { previous }) } };
+      return { rebuild: next, ...(live === undefined ? {} : { live }), ...(previous === undefined ? {} : { previous }) };
     });
   }
 
   private async finish(generation: number, state: 'Completed' | 'Failed', message?: string): Promise<void> {
-    await updateGenerations(this.options.store, (current) => {
+    await this.options.generations.update((current) => {
       const rebuild = current.rebuild;
       if (rebuild?.generation !== generation || rebuild.holder !== this.options.holder) return undefined;
       const at = this.options.now().toISOString();
-      return { set: { rebuild: { ...rebuild, state, heartbeatAt: at, finishedAt: at, ...(message ? { message: message.slice(0, 1000) } : {}) } } };
+      return { rebuild: { ...rebuild, state, heartbeatAt: at, finishedAt: at, ...(message ? { message: message.slice(0, 1000) } : {}) } };
     });
   }
 
   /** The pointer as the status operation shows it. */
   async status(signal?: AbortSignal): Promise<ProjectionGenerations> {
-    return readGenerations(this.options.store, signal);
+    return this.options.generations.read(signal);
   }
 }

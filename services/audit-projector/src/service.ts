@@ -2,16 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_EVENT_BYTES, TenantId, TrustedKeysSetting, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
-import { ensureConsumer, type ConsumerSpec, type ServeDiagnostic } from '@toolplane/messaging';
+import { ensureConsumer, minPinTimeoutMs, type ConsumerSpec, type ServeDiagnostic } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { serveAuditApi } from './api.js';
 import { CallWriter } from './call-writer.js';
 import { ChainWriter } from './chain-writer.js';
 import { collections, ensureQueryIndexes } from './collections.js';
+import { openGenerations } from './generations.js';
 import { startProjectionConsumer } from './projection-consumer.js';
 import { RebuildManager } from './rebuild.js';
 
 const count = (fallback: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
+
+const defaultConcurrency = 4000;
+const defaultPinTimeoutMs = 10_000;
 
 /** The audit-projector service's settings. */
 export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend({
@@ -24,7 +28,7 @@ export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend
   /** How long a call that has not settled waits for the rest of its events, so that it is written once. */
   AUDIT_PROJECTOR_HOLD_MS: millisecondsSetting(1000),
   /** Events in flight per replica; twice a batch lets the next batch fill while one is written. */
-  AUDIT_PROJECTOR_CONCURRENCY: count(4000, 20_000),
+  AUDIT_PROJECTOR_CONCURRENCY: count(defaultConcurrency, 20_000),
   /** Deliveries of an event that keeps failing to be written before it is dead-lettered. */
   AUDIT_PROJECTOR_MAX_DELIVER: count(5, 100),
   /** The first redelivery delay after a failed write (later ones grow from it). */
@@ -33,8 +37,12 @@ export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend
   AUDIT_PROJECTOR_MAX_EVENT_BYTES: count(MAX_EVENT_BYTES, 1_048_576),
   /** How long stopping lets batches being formed finish before their messages go back for redelivery. */
   AUDIT_PROJECTOR_STOP_GRACE_MS: millisecondsSetting(5000),
-  /** How long a replica holds a tenant's audit-chain lock at most. */
-  AUDIT_CHAIN_LOCK_MS: millisecondsSetting(15_000),
+  /**
+   * How long the replica that writes the projections may go without pulling before another replica takes over (the
+   * consumer's pin timeout): the pause in projection after a replica dies, and the longest stall a live replica can
+   * have without another one writing beside it. A replica that stops cleanly hands over at once.
+   */
+  AUDIT_PROJECTOR_PIN_TIMEOUT_MS: millisecondsSetting(defaultPinTimeoutMs).pipe(z.number().min(minPinTimeoutMs, `must be at least ${minPinTimeoutMs}`)),
   /** The durable consumer the replicas share; another name runs a separate projector (a shard, a test). */
   AUDIT_PROJECTOR_CONSUMER: z
     .string()
@@ -57,15 +65,34 @@ export type AuditProjectorConfig = z.infer<typeof auditProjectorConfig>;
 /** The durable consumer every replica of the live projector shares, unless configured otherwise. */
 export const PROJECTOR_CONSUMER = 'audit-projector';
 
-/** The consumer a projector reads the events stream with: all events, or one tenant's. */
-export function projectorConsumerSpec(durableName: string, tenant?: string, deliverPolicy: 'all' | 'new' = 'all'): ConsumerSpec {
+/** The priority group every replica pulls the projector's consumers with; the server delivers to one of them. */
+export const WRITER_GROUP = 'writer';
+
+/** How a projector's consumer is declared, beyond its name. */
+export interface ProjectorConsumerOptions {
+  /** Only this tenant's events; all when absent. */
+  readonly tenant?: string;
+  readonly deliverPolicy?: 'all' | 'new';
+  /** The pin timeout (default the setting's default). */
+  readonly pinTimeoutMs?: number;
+  /** Messages the one active replica holds unacknowledged at once: its concurrency (default the setting's default). */
+  readonly maxAckPending?: number;
+}
+
+/**
+ * The consumer a projector reads the events stream with: all events, or one tenant's, pinned to one replica at a
+ * time, so the read models have a single writer.
+ */
+export function projectorConsumerSpec(durableName: string, options: ProjectorConsumerOptions = {}): ConsumerSpec {
+  const { tenant, deliverPolicy = 'all' } = options;
   return {
     durableName,
     ...(deliverPolicy === 'all' ? {} : { deliverPolicy }),
     description: tenant === undefined ? 'Every lifecycle event, folded into the audit projections.' : `The lifecycle events of ${tenant}, folded into the audit projections.`,
     ...(tenant === undefined ? {} : { filterSubject: eventFilter({ tenant }) }),
-    // Replicas fetch whole batches: room for several replicas' batches in flight at once.
-    maxAckPending: 20_000,
+    pinned: { group: WRITER_GROUP, timeoutMs: options.pinTimeoutMs ?? defaultPinTimeoutMs },
+    // Only the pinned replica holds messages: its concurrency bounds them (the client buffers what the server sends).
+    maxAckPending: options.maxAckPending ?? defaultConcurrency,
   };
 }
 
@@ -78,17 +105,19 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
   collections,
   start: async (context) => {
     const { config, logger, messaging, store } = context;
+    const generations = await openGenerations(messaging, store.dbName);
     const onShutdown = (name: string, run: () => Promise<void>) => context.onShutdown(name, run);
     const holder = config.INSTANCE_ID ?? `audit-projector-${randomUUID()}`;
     const now = () => new Date();
     const log = logger.child({ component: 'projector' });
+    const concurrency = Math.max(config.AUDIT_PROJECTOR_CONCURRENCY, config.AUDIT_PROJECTOR_BATCH_SIZE);
     const onDiagnostic = logConsumerDiagnostic(log);
     const delay = config.AUDIT_PROJECTOR_RETRY_DELAY_MS;
     const consumerSettings = {
       batchSize: config.AUDIT_PROJECTOR_BATCH_SIZE,
       lingerMs: config.AUDIT_PROJECTOR_LINGER_MS,
       holdMs: config.AUDIT_PROJECTOR_HOLD_MS,
-      concurrency: Math.max(config.AUDIT_PROJECTOR_CONCURRENCY, config.AUDIT_PROJECTOR_BATCH_SIZE),
+      concurrency,
       maxDeliver: config.AUDIT_PROJECTOR_MAX_DELIVER,
       nakBackoffMs: [delay, 5 * delay, 15 * delay, 30 * delay],
       maxEventBytes: config.AUDIT_PROJECTOR_MAX_EVENT_BYTES,
@@ -97,21 +126,29 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
       onWriteFailure: (err: unknown, events: number) => log.warn({ err, events }, 'writing a batch failed'),
     };
     await ensureQueryIndexes(store, 1);
-    const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, config.AUDIT_PROJECTOR_TENANT, config.AUDIT_PROJECTOR_DELIVER_POLICY);
+    const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, {
+      ...(config.AUDIT_PROJECTOR_TENANT === undefined ? {} : { tenant: config.AUDIT_PROJECTOR_TENANT }),
+      deliverPolicy: config.AUDIT_PROJECTOR_DELIVER_POLICY,
+      pinTimeoutMs: config.AUDIT_PROJECTOR_PIN_TIMEOUT_MS,
+      maxAckPending: concurrency,
+    });
     await ensureConsumer(messaging, streams.events.name, consumer);
     const live = await startProjectionConsumer({
       ...consumerSettings,
       messaging,
       stream: streams.events.name,
       consumer: consumer.durableName,
-      writers: { store, calls: new CallWriter(store), chain: new ChainWriter(store, { holder, lockLeaseMs: config.AUDIT_CHAIN_LOCK_MS, now }) },
+      writers: { store, generations, calls: new CallWriter(store), chain: new ChainWriter(store, { now }) },
       target: { kind: 'live' },
+      // Which replica writes: the one line an operator looks for after a failover.
+      onPinChange: (change) => log.info({ holder, pinned: change.pinned }, change.pinned ? 'this replica writes the projections now' : 'this replica no longer writes the projections'),
     });
     onShutdown('projection consumer', () => live.stop());
 
     const rebuilds = new RebuildManager({
       messaging,
       store,
+      generations,
       holder,
       now,
       pollMs: config.AUDIT_REBUILD_POLL_MS,
@@ -127,6 +164,7 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
     if (Object.keys(trustedKeys).length === 0) apiLog.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every query will be refused');
     const handles = await serveAuditApi(messaging, {
       store,
+      generations,
       rebuilds,
       verifier: createTokenVerifier(trustedKeys, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
       onDiagnostic: (diagnostic: ServeDiagnostic) => {
