@@ -39,8 +39,8 @@ export const auditProjectorConfig = baseServiceConfig({ httpPort: 7105 }).extend
   AUDIT_PROJECTOR_STOP_GRACE_MS: millisecondsSetting(5000),
   /**
    * How long the replica that writes the projections may go without pulling before another replica takes over (the
-   * consumer's pin timeout): the pause in projection after a replica dies, and the longest stall a live replica can
-   * have without another one writing beside it. A replica that stops cleanly hands over at once.
+   * consumer's pin timeout, and its ack wait): the pause in projection after a replica dies, and the longest stall a
+   * live replica can have without another one writing beside it. A replica that stops cleanly hands over at once.
    */
   AUDIT_PROJECTOR_PIN_TIMEOUT_MS: millisecondsSetting(defaultPinTimeoutMs).pipe(z.number().min(minPinTimeoutMs, `must be at least ${minPinTimeoutMs}`)),
   /** The durable consumer the replicas share; another name runs a separate projector (a shard, a test). */
@@ -84,13 +84,16 @@ export interface ProjectorConsumerOptions {
  * time, so the read models have a single writer.
  */
 export function projectorConsumerSpec(durableName: string, options: ProjectorConsumerOptions = {}): ConsumerSpec {
-  const { tenant, deliverPolicy = 'all' } = options;
+  const { tenant, deliverPolicy = 'all', pinTimeoutMs = defaultPinTimeoutMs } = options;
   return {
     durableName,
     ...(deliverPolicy === 'all' ? {} : { deliverPolicy }),
     description: tenant === undefined ? 'Every lifecycle event, folded into the audit projections.' : `The lifecycle events of ${tenant}, folded into the audit projections.`,
     ...(tenant === undefined ? {} : { filterSubject: eventFilter({ tenant }) }),
-    pinned: { group: WRITER_GROUP, timeoutMs: options.pinTimeoutMs ?? defaultPinTimeoutMs },
+    pinned: { group: WRITER_GROUP, timeoutMs: pinTimeoutMs },
+    // A replica that died holds up to max_ack_pending messages, which stop delivery until their ack wait runs out:
+    // the same bound as the pin's, so a takeover waits for one timeout, not for two different ones.
+    ackWaitMs: pinTimeoutMs,
     // Only the pinned replica holds messages: its concurrency bounds them (the client buffers what the server sends).
     maxAckPending: options.maxAckPending ?? defaultConcurrency,
   };
