@@ -17,7 +17,8 @@ import { waitForStatus, type ServiceProcess } from './service-process.js';
 const infra = testScope('mcp_endpoint');
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 let platform: Platform;
-let endpoint: ServiceProcess;
+/** Two replicas of the endpoint: nothing is kept in either, so either answers any request. */
+let endpoints: { readonly service: ServiceProcess; readonly base: string }[] = [];
 let base: string;
 let killableServerId: string;
 
@@ -49,7 +50,7 @@ async function platformTrustedKeys(): Promise<string> {
 }
 
 /** Starts the endpoint's composition root as a process, from source, the way the other services run in these tests. */
-async function startEndpoint(): Promise<ServiceProcess> {
+async function startEndpoint(): Promise<{ service: ServiceProcess; base: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--conditions=@toolplane/source', '--import', 'tsx', path.join(repoRoot, 'services/mcp-endpoint/src/main.ts')], {
     cwd: repoRoot,
@@ -69,12 +70,12 @@ async function startEndpoint(): Promise<ServiceProcess> {
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const service: ServiceProcess = { child, stdout: () => out, stderr: () => err, exited };
-  base = `http://127.0.0.1:${port}`;
-  await waitForStatus(`${base}/readyz`, service, 60_000);
-  return service;
+  const url = `http://127.0.0.1:${port}`;
+  await waitForStatus(`${url}/readyz`, service, 60_000);
+  return { service, base: url };
 }
 
-const endpointUrl = (workspace = platform.scope.workspace) => `${base}/mcp/${platform.scope.tenant}/${workspace}`;
+const endpointUrl = (workspace = platform.scope.workspace, at = base) => `${at}/mcp/${platform.scope.tenant}/${workspace}`;
 
 /** An SDK client session to the endpoint with a bearer token. */
 async function mcpClient(token?: string, url = endpointUrl()): Promise<McpSession> {
@@ -87,9 +88,9 @@ interface RpcAnswer {
   readonly body: { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } } | undefined;
 }
 
-/** One JSON-RPC request over plain HTTP, with the ids and headers the test chooses. */
-async function rpc(message: Record<string, unknown>, headers: Record<string, string> = {}): Promise<RpcAnswer> {
-  const res = await fetch(endpointUrl(), {
+/** One JSON-RPC request over plain HTTP, with the ids and headers the test chooses (to the first replica unless told). */
+async function rpc(message: Record<string, unknown>, headers: Record<string, string> = {}, at = base): Promise<RpcAnswer> {
+  const res = await fetch(endpointUrl(platform.scope.workspace, at), {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -105,10 +106,11 @@ async function rpc(message: Record<string, unknown>, headers: Record<string, str
 }
 
 /** A tools/call over plain HTTP; the result object (throws on a JSON-RPC error). */
-async function callTool(id: number | string, name: string, args: Record<string, unknown>, options: { meta?: Record<string, unknown>; session?: string } = {}) {
+async function callTool(id: number | string, name: string, args: Record<string, unknown>, options: { meta?: Record<string, unknown>; session?: string; at?: string } = {}) {
   const answer = await rpc(
     { id, method: 'tools/call', params: { name, arguments: args, ...(options.meta === undefined ? {} : { _meta: options.meta }) } },
     options.session === undefined ? {} : { 'mcp-session-id': options.session },
+    options.at,
   );
   if (answer.body?.result === undefined) throw new Error(`tools/call ${name} answered ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.result as {
@@ -127,6 +129,7 @@ beforeAll(async () => {
   await registerServer(platform, 'everything', [node, realServerPath('everything'), 'stdio'], {}, [
     { tool: 'echo', flags: read },
     { tool: 'get-sum', flags: read },
+    { tool: 'trigger-long-running-operation', flags: read },
   ]);
   await counting('write', [{ tool: 'count_calls', flags: ['--effect', 'write', '--risk', 'medium', '--idempotency', 'none'] }]);
   await counting('gated', [{ tool: 'count_calls', flags: ['--effect', 'destructive', '--risk', 'medium', '--idempotency', 'none'] }]);
@@ -134,21 +137,25 @@ beforeAll(async () => {
   // Everything but everything.get-sum: bound, but outside the agent's profile.
   await platform.putAgentProfile({
     agentId: agent.agentId,
-    allowedTools: ['everything.echo', 'write.*', 'gated.*', 'killable.*'],
+    allowedTools: ['everything.echo', 'everything.trigger-long-running-operation', 'write.*', 'gated.*', 'killable.*'],
     deniedTools: [],
     maxRiskClass: 'HIGH',
     permissions: [],
   });
   await platform.putTenantPolicy(policy);
-  await waitForTools(platform, ['everything.echo', 'everything.get-sum', 'write.count_calls', 'gated.count_calls', 'killable.count_calls']);
-  endpoint = await startEndpoint();
+  await waitForTools(platform, ['everything.echo', 'everything.get-sum', 'everything.trigger-long-running-operation', 'write.count_calls', 'gated.count_calls', 'killable.count_calls']);
+  endpoints = await Promise.all([startEndpoint(), startEndpoint()]);
+  base = endpoints[0]?.base ?? '';
 }, 300_000);
 
 afterAll(async () => {
-  if (endpoint !== undefined && endpoint.child.exitCode === null) {
-    endpoint.child.kill('SIGTERM');
-    await endpoint.exited;
-  }
+  await Promise.all(
+    endpoints.map(async ({ service }) => {
+      if (service.child.exitCode === null) service.child.kill('SIGTERM');
+      // SIGTERM drains and exits 0.
+      expect(await service.exited).toBe(0);
+    }),
+  );
   await platform?.stop();
 });
 
@@ -159,7 +166,7 @@ describe('an MCP client through the endpoint', () => {
       expect(session.serverInfo.name).toBe('toolplane');
       expect(session.protocolVersion).toBe('2025-11-25');
       const tools = await session.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['everything.echo', 'gated.count_calls', 'killable.count_calls', 'write.count_calls']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['everything.echo', 'everything.trigger-long-running-operation', 'gated.count_calls', 'killable.count_calls', 'write.count_calls']);
       const echo = tools.find((tool) => tool.name === 'everything.echo');
       expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
       expect(echo?.annotations).toMatchObject({ readOnlyHint: true });
@@ -298,5 +305,43 @@ describe('a gated call through the endpoint', () => {
     });
     expect(done._meta['dev.toolplane/receipt']).toMatchObject({ state: 'Observed', approvalId: approval.approvalId });
     expect(await platform.executions('gated', 'count_calls')).toBe(1);
+  });
+});
+
+describe('two endpoint replicas behind one URL', () => {
+  it('list the same tools, and a retry on the other replica joins the call the first one started', { timeout: 90_000 }, async () => {
+    const [first, second] = endpoints.map((replica) => replica.base) as [string, string];
+    const lists = await Promise.all([first, second].map(async (at) => (await rpc({ id: 1, method: 'tools/list' }, {}, at)).body?.result?.['tools'] as { name: string }[]));
+    expect(lists[0]?.map((tool) => tool.name)).toEqual(lists[1]?.map((tool) => tool.name));
+    expect(lists[0]?.length).toBeGreaterThan(0);
+
+    const session = 'replicas-session-1';
+    const before = await platform.executions('write', 'count_calls');
+    const onFirst = await callTool(700, 'write.count_calls', {}, { session, at: first });
+    const onSecond = await callTool(700, 'write.count_calls', {}, { session, at: second });
+    expect(onSecond._meta['dev.toolplane/receipt']?.invocationId).toBe(onFirst._meta['dev.toolplane/receipt']?.invocationId);
+    const together = await Promise.all([callTool(701, 'write.count_calls', {}, { session, at: first }), callTool(701, 'write.count_calls', {}, { session, at: second })]);
+    expect(together[0]._meta['dev.toolplane/receipt']?.invocationId).toBe(together[1]._meta['dev.toolplane/receipt']?.invocationId);
+    expect(await platform.executions('write', 'count_calls')).toBe(before + 2);
+  });
+});
+
+describe('cancellation', () => {
+  it('notifications/cancelled ends the wait at once; the call runs to its end in the pipeline and a retry gets its result', { timeout: 90_000 }, async () => {
+    const session = 'cancel-session-1';
+    const args = { duration: 4, steps: 1 };
+    const started = Date.now();
+    const call = rpc({ id: 800, method: 'tools/call', params: { name: 'everything.trigger-long-running-operation', arguments: args } }, { 'mcp-session-id': session });
+    // Once the call is under way (its start recorded), the client cancels it in a request of its own.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const cancelled = await rpc({ method: 'notifications/cancelled', params: { requestId: 800, reason: 'the user pressed stop' } }, { 'mcp-session-id': session });
+    expect(cancelled.status).toBe(202);
+    const answer = await call;
+    expect(Date.now() - started).toBeLessThan(3_500);
+    expect(answer.body?.error?.message).toMatch(/^CANCELLED: /);
+
+    const retried = await callTool(800, 'everything.trigger-long-running-operation', args, { session });
+    expect(retried.content[0]?.text).toMatch(/^Long running operation completed/);
+    expect(retried._meta['dev.toolplane/receipt']).toMatchObject({ state: 'Observed', attempt: 1 });
   });
 });
