@@ -233,6 +233,20 @@ export function assessTool(
   return { declaredClass: descriptor.sideEffectClass, effectiveClass, findings };
 }
 
+/**
+ * What a decision id says of a counter's log: its key, how many calls it holds, its oldest and its newest slot. A log
+ * only grows at its newest slot and loses its oldest ones, so two logs a replica reads in turn differ in one of these;
+ * the whole log (up to 65 slots) canonicalized for every call was most of the id's cost.
+ */
+function counterSummary(key: string, log: RateLog | undefined): readonly [string, number, number, number] | readonly [string, null] {
+  const oldest = log?.slots[0];
+  const newest = log?.slots.at(-1);
+  if (log === undefined || oldest === undefined || newest === undefined) return [key, null];
+  let calls = 0;
+  for (const [, count] of log.slots) calls += count;
+  return [key, calls, oldest[0], newest[0]];
+}
+
 /** The rate-limit counters a call is checked against: load these before {@link evaluatePolicy}. */
 export function rateLimitChecksFor(input: Pick<PolicyInput, 'subject' | 'descriptor' | 'caller' | 'tenantPolicy'>): RateLimitCheck[] {
   return applicableRateLimits({
@@ -316,7 +330,7 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
     caller,
     agentProfileVersion: agentProfile?.version,
     tenantPolicyVersion: policy.version,
-    counters: checks.map((check) => [check.key, input.rateCounters.get(check.key) ?? null]),
+    counters: checks.map((check) => counterSummary(check.key, input.rateCounters.get(check.key))),
     now,
     effect,
     effectiveClass,

@@ -113,6 +113,24 @@ describe('evaluatePolicy', () => {
       expect(evaluatePolicy(input({ rateCounters: counters, now: later(60_000) }, { title: 'x' }, limited)).decision.effect).toBe('allow');
     });
 
+    it('gives another decision id when the counter it read holds other calls, and the same id for the same log', () => {
+      const id = (counters: Map<string, RateLog>) => evaluatePolicy(input({ rateCounters: counters }, { title: 'x' }, limited)).decision.decisionId;
+      const key = rateLimitChecksFor(input({}, { title: 'x' }, limited))[0]?.key ?? '';
+      const newest = Date.parse(at) - 1_000;
+      const one = new Map([[key, { slots: [[newest, 1]] }]]) as Map<string, RateLog>;
+      const ids = [
+        id(new Map()),
+        id(one),
+        id(new Map([[key, { slots: [[newest, 2]] }]])),
+        id(new Map([[key, { slots: [[newest - 5_000, 1]] }]])),
+        // The same count and newest slot, but an older slot dropped out and the newest grew.
+        id(new Map([[key, { slots: [[newest - 9_000, 1], [newest, 1]] }]])),
+        id(new Map([[key, { slots: [[newest - 8_000, 1], [newest, 1]] }]])),
+      ];
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(id(new Map([[key, { slots: [[newest, 1]] }]]) as Map<string, RateLog>)).toBe(ids[1]);
+    });
+
     it('does not consume the budget for calls denied for other reasons', () => {
       const denied = evaluatePolicy(input({ agentProfile: profile({ maxRiskClass: 'LOW' }) }, { title: 'x' }, limited));
       expect(denied.rateCounterUpdates).toEqual([]);
