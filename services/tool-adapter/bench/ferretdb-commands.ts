@@ -4,8 +4,7 @@
 // MONGODB_URL; the CPU column then needs BENCH_SERVER_PID). Run: npx tsx --conditions=@toolplane/source bench/ferretdb-commands.ts
 import { randomBytes } from 'node:crypto';
 import { connectStore, defineCollection } from '@toolplane/store';
-import { benchInfra } from './bench-setup.js';
-import { processCpuMs } from './metrics.js';
+import { benchInfra, processCpuMs } from '@toolplane/testing/bench';
 
 const env = process.env;
 const useRunning = process.argv.includes('--use-running');

@@ -2,7 +2,7 @@
 // (unique idempotency key, its own reply inbox), replies collected on one subscription for the whole scope.
 import { InvocationRequest, invocationReplySubject, invocationRequestMsgId, invocationRequestSubject, type Scope } from '@toolplane/contracts';
 import { publish, type Messaging } from '@toolplane/messaging';
-import type { CallOutcome, LatencyRecorder } from './load.js';
+import type { CallOutcome, LatencyRecorder } from '@toolplane/testing/bench';
 import { epochMs, type StageTimeline } from './stage-timeline.js';
 
 const replyTimeoutMs = 30_000;

@@ -37,7 +37,7 @@
 // executions in the fixture's count file beyond one per key; per call: Mongo commands, JetStream messages appended
 // (all streams and KV buckets, and by stream), awaited durable writes on the critical path, CPU ms per process.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RateLimitRule, Scope } from '@toolplane/contracts';
@@ -45,12 +45,27 @@ import { createMcpPool, type McpTarget } from '@toolplane/mcp';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { connectStore } from '@toolplane/store';
 import { lookupInvocation } from './adapter-commands.js';
-import { benchInfra, benchKeys, echoServerDocument, echoServerPath, provisionTool, serveRegistryStandIn, startAdapterProcess, type AdapterProcess, type BenchTool } from './bench-setup.js';
-import { summarizeCpuProfile, type CpuProfile, type CpuProfileSummary } from './cpu-profile-summary.js';
+import {
+  LatencyRecorder,
+  benchInfra,
+  closedLoop,
+  counterDelta,
+  cpuMsPerCall,
+  describePhase as summary,
+  duplicatedExecutions,
+  echoServerPath,
+  executionsByKey,
+  openLoop,
+  readCpuProfile,
+  sampleCpu,
+  scrapeCounters,
+  type CallOutcome,
+  type CpuProfileSummary,
+  type PhaseResult,
+} from '@toolplane/testing/bench';
+import { benchKeys, echoServerDocument, provisionTool, serveRegistryStandIn, startAdapterProcess, type AdapterProcess, type BenchTool } from './bench-setup.js';
 import { GovernedCaller } from './governed-caller.js';
 import { awaitedStreamMatcher, jetStreamCosts, sampleStreams, type StreamsSample } from './jetstream-usage.js';
-import { LatencyRecorder, closedLoop, openLoop, type CallOutcome, type PhaseResult } from './load.js';
-import { counterDelta, processCpuMs, scrapeCounters } from './metrics.js';
 import { startNatsServer } from './nats-server-process.js';
 import { preload, type PreloadReport } from './preload.js';
 import { StageTimeline } from './stage-timeline.js';
@@ -269,14 +284,14 @@ async function governedRun(options: GovernedRunOptions): Promise<{ result: Recor
     await caller.drain(drainS * 1000);
     const { lost, lookupErrors } = await countLost(messaging, contextToken, caller.unanswered());
     const executions = await executionsByKey(countFile);
-    const duplicated = [...executions.values()].reduce((sum, count) => sum + Math.max(0, count - 1), 0);
+    const duplicated = duplicatedExecutions(executions);
     const notExecuted = caller.succeededKeys().filter((key) => !executions.has(key)).length;
     if (notExecuted > 0) log(`  WARNING: ${notExecuted} successful replies have no execution in the count file`);
     log(`  accepted ${caller.accepted}, replies ${caller.replied} (${caller.failedReplies} not SUCCESS), lost ${lost}${lookupErrors > 0 ? ` (${lookupErrors} lookups failed)` : ''}, executions ${[...executions.values()].reduce((a, b) => a + b, 0)} of ${executions.size} keys`);
     caller.stop();
     await registry.stop();
     await adapter?.stop();
-    const profileSummary = cpuProfileDir === undefined ? undefined : await profileOf(cpuProfileDir, profileWindow);
+    const profileSummary = cpuProfileDir === undefined ? undefined : await readCpuProfile(cpuProfileDir, profileWindow, 'adapter CPU profile of the sustained phase', log, env['BENCH_PROFILE_OUT']);
 
     return {
       result: {
@@ -328,10 +343,6 @@ async function firstSuccess(caller: GovernedCaller): Promise<void> {
   }
 }
 
-function summary(phase: { perSecond: number; p50: number; p99: number; ok: number; failed: number }): string {
-  return `${Math.round(phase.perSecond)}/s, p50 ${phase.p50.toFixed(2)} ms, p99 ${phase.p99.toFixed(2)} ms (${phase.ok} ok, ${phase.failed} failed)`;
-}
-
 /**
  * Accepted requests without a reply that have no outcome either: the adapter's lookup by key (as the agent that
  * made them) finds no call, or one without a result. A lookup that fails counts as lost too, and is counted apart.
@@ -355,31 +366,6 @@ async function countLost(messaging: Messaging, contextToken: string, keys: reado
   return { lost, lookupErrors };
 }
 
-/** How often each text (key) was executed, from the fixture's count file. */
-async function executionsByKey(file: string): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  const text = await readFile(file, 'utf8').catch(() => '');
-  for (const line of text.split('\n')) if (line !== '') counts.set(line, (counts.get(line) ?? 0) + 1);
-  return counts;
-}
-
-/** The summary of the adapter's CPU profile over `window` (the sustained phase: start-up and other phases left out). */
-async function profileOf(dir: string, window: { fromMs: number; toMs: number }): Promise<CpuProfileSummary | undefined> {
-  const file = (await readdir(dir).catch(() => [])).find((name) => name.endsWith('.cpuprofile'));
-  if (file === undefined) {
-    log('no CPU profile was written');
-    return undefined;
-  }
-  const text = await readFile(path.join(dir, file), 'utf8');
-  if (env['BENCH_PROFILE_OUT']) await writeFile(env['BENCH_PROFILE_OUT'], text);
-  const summarized = summarizeCpuProfile(JSON.parse(text) as CpuProfile, window);
-  log(`adapter CPU profile of the sustained phase (${summarized.busyMs.toFixed(0)} ms busy, ${summarized.idleShare.toFixed(0)} % idle), self time by where it is spent:`);
-  for (const bucket of summarized.buckets.filter((b) => b.share >= 0.5)) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
-  log('  top functions:');
-  for (const fn of summarized.functions) log(`  ${fn.share.toFixed(1).padStart(5)} %  ${fn.name}`);
-  return summarized;
-}
-
 interface CostSample {
   readonly ferret: Map<string, number> | undefined;
   readonly streams: StreamsSample | undefined;
@@ -393,12 +379,7 @@ async function sampleCosts(nats: GovernedRunOptions['nats'], adapterPid: number)
   ]);
   const natsPid = nats.pid();
   const ferretPid = (await infra.serverPids())['ferretdb'];
-  const pids: Record<string, number> = { adapter: adapterPid, bench: process.pid, ...(natsPid === undefined ? {} : { 'nats-server': natsPid }), ...(ferretPid === undefined ? {} : { ferretdb: ferretPid }) };
-  const cpuMs: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(pids)) {
-    const ms = await processCpuMs(pid);
-    if (ms !== undefined) cpuMs[name] = ms;
-  }
+  const cpuMs = await sampleCpu({ adapter: adapterPid, bench: process.pid, 'nats-server': natsPid, ferretdb: ferretPid });
   return { ferret, streams, cpuMs };
 }
 
@@ -413,8 +394,7 @@ function costsPerInvocation(before: CostSample, after: CostSample, invocations: 
     costs['dbCommandsByName'] = Object.fromEntries([...commands].filter(([, count]) => count > 0).sort((a, b) => b[1] - a[1]).map(([name, count]) => [name, per(count)]));
   }
   if (before.streams !== undefined && after.streams !== undefined) Object.assign(costs, jetStreamCosts(before.streams, after.streams, invocations, awaited));
-  const cpuMs = Object.fromEntries(Object.keys(after.cpuMs).map((name) => [name, per((after.cpuMs[name] ?? 0) - (before.cpuMs[name] ?? 0))]));
-  costs['cpuMs'] = { ...cpuMs, total: per(Object.keys(after.cpuMs).reduce((sum, name) => sum + (after.cpuMs[name] ?? 0) - (before.cpuMs[name] ?? 0), 0)) };
+  costs['cpuMs'] = cpuMsPerCall(before.cpuMs, after.cpuMs, invocations);
   return costs;
 }
 

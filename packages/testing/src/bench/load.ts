@@ -65,3 +65,8 @@ export async function openLoop(rate: number, seconds: number, call: (recorder: L
   await Promise.all(calls);
   return resultOf(recorder, seconds);
 }
+
+/** One line about a phase: rate, p50, p99 and counts. */
+export function describePhase(phase: Pick<PhaseResult, 'perSecond' | 'p50' | 'p99' | 'ok' | 'failed'>): string {
+  return `${Math.round(phase.perSecond)}/s, p50 ${phase.p50.toFixed(2)} ms, p99 ${phase.p99.toFixed(2)} ms (${phase.ok} ok, ${phase.failed} failed)`;
+}

@@ -1,5 +1,7 @@
-// Summarizes a V8 CPU profile (`node --cpu-prof`): self time by where it is spent (a package, the adapter's
-// own code, Node internals, GC, idle) and the functions with the most self time.
+// Summarizes a V8 CPU profile (`node --cpu-prof`): self time by where it is spent (a package, a service's own code,
+// Node internals, GC, idle) and the functions with the most self time.
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 
 /** The parts of a .cpuprofile file this summary reads. */
 export interface CpuProfile {
@@ -23,7 +25,10 @@ const packageBuckets: readonly [RegExp, string][] = [
   [/node_modules\/zod\//, 'zod (contract validation)'],
   [/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse)\//, 'ajv (argument validation)'],
   [/node_modules\/jose\//, 'jose (context token)'],
+  [/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\//, 'MCP SDK server'],
   [/node_modules\/@modelcontextprotocol\//, 'MCP SDK client'],
+  [/node_modules\/(hono|@hono)\//, 'hono (SDK HTTP)'],
+  [/node_modules\/(undici|express|body-parser|raw-body|content-type)\//, 'HTTP packages'],
   [/node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream)\//, 'pino'],
   [/node_modules\/cockatiel\//, 'cockatiel'],
   [/node_modules\/re2js\//, 're2js'],
@@ -34,8 +39,11 @@ const packageBuckets: readonly [RegExp, string][] = [
   [/packages\/mcp\//, '@toolplane/mcp'],
   [/packages\/auth\//, '@toolplane/auth'],
   [/packages\/service-kit\//, '@toolplane/service-kit'],
+  [/packages\/client\//, '@toolplane/client'],
   [/services\/tool-adapter\//, 'tool adapter (pipeline, core)'],
+  [/services\/mcp-endpoint\//, 'MCP endpoint'],
   [/^node:internal\/(crypto|webcrypto)|^node:crypto/, 'node crypto'],
+  [/^node:internal\/(http|_http)|^node:(http|_http)/, 'node http'],
   [/^node:internal\/(streams|net|stream_base_commons)|^node:(net|stream)/, 'node sockets + streams'],
   [/^node:internal\/(child_process|process)|^node:child_process/, 'node child process + stdio'],
   [/^node:/, 'node other'],
@@ -84,4 +92,24 @@ export function summarizeCpuProfile(profile: CpuProfile, window: { readonly from
       .sort((a, b) => b[1] - a[1])
       .map(([name, micros]) => ({ name, share: (micros * 100) / busy }));
   return { busyMs: busy / 1000, idleShare: (idle * 100) / Math.max(1, total), buckets: shares(byBucket), functions: shares(byFunction).slice(0, top) };
+}
+
+/**
+ * Reads the profile `--cpu-prof` wrote into `dir`, summarizes it over `window` and logs the summary under `title`
+ * (the buckets of at least 0.5 % and the top functions); `saveAs` keeps the raw profile. Undefined when none was written.
+ */
+export async function readCpuProfile(dir: string, window: { readonly fromMs: number; readonly toMs: number }, title: string, log: (line: string) => void, saveAs?: string): Promise<CpuProfileSummary | undefined> {
+  const file = (await readdir(dir).catch(() => [])).find((name) => name.endsWith('.cpuprofile'));
+  if (file === undefined) {
+    log('no CPU profile was written');
+    return undefined;
+  }
+  const text = await readFile(path.join(dir, file), 'utf8');
+  if (saveAs) await writeFile(saveAs, text);
+  const summarized = summarizeCpuProfile(JSON.parse(text) as CpuProfile, window);
+  log(`${title} (${summarized.busyMs.toFixed(0)} ms busy, ${summarized.idleShare.toFixed(0)} % idle), self time by where it is spent:`);
+  for (const bucket of summarized.buckets.filter((b) => b.share >= 0.5)) log(`  ${bucket.share.toFixed(1).padStart(5)} %  ${bucket.name}`);
+  log('  top functions:');
+  for (const fn of summarized.functions) log(`  ${fn.share.toFixed(1).padStart(5)} %  ${fn.name}`);
+  return summarized;
 }

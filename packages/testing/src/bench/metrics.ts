@@ -46,3 +46,20 @@ export async function processCpuMs(pid: number): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/** CPU ms so far of each named process (the ones gone or unknown left out). */
+export async function sampleCpu(pids: Readonly<Record<string, number | undefined>>): Promise<Record<string, number>> {
+  const cpuMs: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const ms = pid === undefined ? undefined : await processCpuMs(pid);
+    if (ms !== undefined) cpuMs[name] = ms;
+  }
+  return cpuMs;
+}
+
+/** CPU ms per call of each process between two samples, and their total (the figures are totals when no call ended). */
+export function cpuMsPerCall(before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>, calls: number): Record<string, number> {
+  const per = (value: number) => Number((value / Math.max(1, calls)).toFixed(2));
+  const spent = Object.keys(after).map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)] as const);
+  return { ...Object.fromEntries(spent.map(([name, ms]) => [name, per(ms)])), total: per(spent.reduce((sum, [, ms]) => sum + ms, 0)) };
+}
