@@ -1,0 +1,367 @@
+// `npm run bench:mcp`: what the governed MCP endpoint adds. The same echo tool (one Streamable HTTP process,
+// @toolplane/testing/bench's echo-server.mjs) called three ways in one run:
+//   direct        the MCP SDK's Client over Streamable HTTP → the tool
+//   governedNats  @toolplane/client `invoke` → tool adapter → the tool (registered as a Streamable HTTP server)
+//   governedMcp   the MCP SDK's Client over Streamable HTTP, bearer agent token → MCP endpoint → tool adapter → the tool
+// A harness, not a test. It starts fresh NATS and FerretDB from infra/local on free ports (or, with --use-running,
+// uses NATS_URL and MONGODB_URL), the built tool adapter and the built endpoint as child processes (real process hops;
+// a CPU profile of the endpoint alone with --profile), a stand-in registry, and provisions what a governed call
+// needs straight into the adapter's buckets (the default tenant policy plus a rate limit far above the rate; token
+// verification, argument schema validation and receipts stay on). The endpoint's per-token rate limit is off.
+//
+// Per path: warm-up → sustained (closed loop, BENCH_IN_FLIGHT in flight); then each path again as an open loop at
+// half the governedMcp closed-loop rate (the issue's "half load"). Then the drain: every governed call that did not
+// succeed is looked up by its key until it has an outcome or BENCH_DRAIN_S passed.
+//
+// Settings (environment):
+//   BENCH_WARMUP_S (5)         closed-loop warm-up of each path
+//   BENCH_SECONDS (20)         sustained closed loop of each path
+//   BENCH_HALF_SECONDS (10)    half-load open loop of each path
+//   BENCH_IN_FLIGHT (16)       calls in flight in the closed loops (ADAPTER_CONCURRENCY defaults to it)
+//   BENCH_DRAIN_S (30)         how long to wait for the outcome of calls that did not succeed
+//   BENCH_CALL_TIMEOUT_MS (30000) each call's deadline
+//   BENCH_RATE_LIMIT (100000)  the tenant policy's rate limit per BENCH_RATE_WINDOW_MS (1000) per agent and tool
+//   BENCH_PROFILE=1 or --profile: CPU profile of the endpoint over the governedMcp sustained phase (summary on
+//                              stderr; BENCH_PROFILE_OUT saves it)
+//   BENCH_LOG_LEVEL (warn)     the adapter's and the endpoint's log level
+//   --use-running / BENCH_USE_RUNNING=1: NATS_URL and MONGODB_URL (BENCH_NATS_MONITOR_URL, BENCH_FERRETDB_METRICS_URL)
+//
+// It prints, as its last line, one JSON object: per path rate, p50 and p99 of the closed loop and CPU ms per call
+// per process (endpoint, adapter, nats-server, ferretdb, bench, tool); lost = governed calls without a success that
+// have no outcome by lookup after the drain; duplicated = executions in the tool's count file beyond one per key;
+// halfLoad: the open loops' p50/p99 and `addedP50Ms`, the endpoint's p50 over the NATS path (target ≤ 1 ms).
+/* eslint-disable no-restricted-imports -- the benchmark is an MCP client of the endpoint and of the tool, as any client is: the SDK's own Client */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+/* eslint-enable no-restricted-imports */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateSigningKeyPair } from '@toolplane/auth';
+import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
+import { ToolDescriptor, hasErrorCode, mcpMetaKeys, type RateLimitRule, type Scope } from '@toolplane/contracts';
+import { connectMessaging, openKv } from '@toolplane/messaging';
+import {
+  LatencyRecorder,
+  benchInfra,
+  closedLoop,
+  cpuMsPerCall,
+  describePhase,
+  duplicatedExecutions,
+  executionsByKey,
+  openLoop,
+  readCpuProfile,
+  sampleCpu,
+  startHttpEcho,
+  startServiceProcess,
+  type CallOutcome,
+  type CpuProfileSummary,
+  type PhaseResult,
+  type ServiceProcess,
+} from '@toolplane/testing/bench';
+import { defaultTenantPolicy, descriptorBucket } from '@toolplane/tool-adapter';
+import {
+  adapterTestEnv,
+  agentContextToken,
+  agentProfileDocument,
+  httpServerDocument,
+  insertAgentProfile,
+  putDescriptor,
+  putTenantPolicy,
+  receiptSigningKey,
+  serveStandInRegistry,
+  testDescriptor,
+} from '@toolplane/tool-adapter/testing';
+
+const env = process.env;
+const argv = process.argv.slice(2);
+const useRunning = argv.includes('--use-running') || env['BENCH_USE_RUNNING'] === '1';
+const profile = argv.includes('--profile') || env['BENCH_PROFILE'] === '1';
+const inFlight = Number(env['BENCH_IN_FLIGHT'] ?? 16);
+const warmupS = Number(env['BENCH_WARMUP_S'] ?? 5);
+const sustainedS = Number(env['BENCH_SECONDS'] ?? 20);
+const halfS = Number(env['BENCH_HALF_SECONDS'] ?? 10);
+const drainS = Number(env['BENCH_DRAIN_S'] ?? 30);
+const callTimeoutMs = Number(env['BENCH_CALL_TIMEOUT_MS'] ?? 30_000);
+const logLevel = env['BENCH_LOG_LEVEL'] ?? 'warn';
+const rateLimit: RateLimitRule = { tools: 'bench.*', per: 'AGENT_TOOL', limit: Number(env['BENCH_RATE_LIMIT'] ?? 100_000), windowMs: Number(env['BENCH_RATE_WINDOW_MS'] ?? 1_000) };
+/** The issue's target: the endpoint adds at most this much p50 over the NATS path at half load. */
+const targetAddedP50Ms = 1;
+const repoRoot = path.resolve(import.meta.dirname, '../../..');
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+const run = randomBytes(4).toString('hex');
+const scope: Scope = { tenant: 'bench', workspace: `w_${run}` };
+const agentId = 'bench-agent';
+const toolId = 'bench.echo';
+const serverId = randomUUID();
+const paths = ['direct', 'governedNats', 'governedMcp'] as const;
+type PathName = (typeof paths)[number];
+
+/** One way of calling the echo tool: a call per unique key (the key is the echoed text), and what became of them. */
+interface CallPath {
+  readonly name: PathName;
+  call(recorder: LatencyRecorder): Promise<CallOutcome>;
+  /** The keys of calls that did not succeed (failed, refused or unanswered): the loss candidates. */
+  readonly notSucceeded: string[];
+  readonly succeeded: Set<string>;
+  lastFailure: string | undefined;
+}
+
+/** A call path around `attempt` (true when the call succeeded), keys `<prefix>-<run>-<n>`. */
+function callPath(name: PathName, prefix: string, attempt: (key: string) => Promise<{ ok: boolean; failure?: string }>): CallPath {
+  let sequence = 0;
+  const caller: CallPath = {
+    name,
+    notSucceeded: [],
+    succeeded: new Set(),
+    lastFailure: undefined,
+    async call(recorder) {
+      sequence += 1;
+      const key = `${prefix}-${run}-${sequence}`;
+      const started = performance.now();
+      const outcome = await attempt(key).catch((error: unknown) => ({ ok: false, failure: error instanceof Error ? error.message : String(error) }));
+      recorder.record(performance.now() - started, outcome.ok);
+      if (outcome.ok) caller.succeeded.add(key);
+      else {
+        caller.notSucceeded.push(key);
+        caller.lastFailure = outcome.failure;
+      }
+      return outcome.ok ? 'ok' : 'failed';
+    },
+  };
+  return caller;
+}
+
+/**
+ * The MCP SDK's client over Streamable HTTP at `url`, connected (initialize done), with `headers` on every request.
+ * Its requests go without the transport's one AbortSignal: undici keeps a listener on it per request until the
+ * request is garbage-collected, and past 1,500 prints a warning per call, which only costs this process (nothing
+ * here aborts a request; every call is awaited before the client closes).
+ */
+async function mcpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'toolplane-bench', version: '0.1.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch: (input, init) => fetch(input, { ...init, signal: null }) }));
+  return client;
+}
+
+/** The text of an MCP tool result that is an error, for diagnostics. */
+function errorText(result: Record<string, unknown>): string {
+  const first = Array.isArray(result['content']) ? (result['content'][0] as { text?: unknown } | undefined) : undefined;
+  return typeof first?.text === 'string' ? first.text.slice(0, 300) : 'isError';
+}
+
+const work = await mkdtemp(path.join(tmpdir(), 'toolplane-bench-mcp-'));
+const countFile = path.join(work, 'count');
+const stopLater: (() => Promise<unknown>)[] = [];
+
+log(useRunning ? 'using NATS_URL and MONGODB_URL' : 'starting NATS and FerretDB (infra/local) on free ports');
+const infra = await benchInfra(env, useRunning);
+try {
+  const echo = await startHttpEcho(countFile);
+  stopLater.push(() => echo.stop());
+  const messaging = await connectMessaging({ url: infra.natsUrl, name: 'bench-mcp' });
+  stopLater.push(() => messaging.drain());
+
+  const agentKey = await generateSigningKeyPair('bench-agent-1');
+  const trustedKeys = { [scope.tenant]: [agentKey.publicJwk] };
+  const contextToken = await agentContextToken(agentKey, scope, { agentId, principal: 'user:bench@bench.example', agentRevision: '1' }, '2h');
+
+  log(`starting the tool adapter (ADAPTER_CONCURRENCY ${env['ADAPTER_CONCURRENCY'] ?? inFlight}) and the MCP endpoint${profile ? ' with --cpu-prof' : ''}`);
+  const adapter = await startServiceProcess({
+    name: 'tool adapter',
+    entry: path.join(repoRoot, 'services/tool-adapter/dist/main.js'),
+    env: {
+      ...adapterTestEnv({ natsUrl: infra.natsUrl, mongoUrl: infra.mongoUrl, dbName: `bench_mcp_${run}`, trustedKeys, signingKey: receiptSigningKey().setting }),
+      LOG_LEVEL: logLevel,
+      ADAPTER_CONCURRENCY: env['ADAPTER_CONCURRENCY'] ?? String(inFlight),
+    },
+  });
+  stopLater.push(() => adapter.stop());
+  const cpuProfileDir = profile ? path.join(work, 'endpoint-cpu-profile') : undefined;
+  const endpointStartedAt = performance.now();
+  const endpoint: ServiceProcess = await startServiceProcess({
+    name: 'MCP endpoint',
+    entry: path.join(repoRoot, 'services/mcp-endpoint/dist/main.js'),
+    env: { NATS_URL: infra.natsUrl, TOOLPLANE_TRUSTED_KEYS: JSON.stringify(trustedKeys), LOG_LEVEL: logLevel, MCP_ENDPOINT_TOKEN_RATE_LIMIT: '0' },
+    cpuProfileDir,
+  });
+  stopLater.push(() => endpoint.stop());
+  log(`  pids: endpoint ${endpoint.pid}, adapter ${adapter.pid}, tool ${echo.pid}, bench ${process.pid}`);
+
+  // What a governed call of bench.echo needs, as the registry and an operator would have left it.
+  const server = httpServerDocument({ serverId, scope, name: 'bench-echo' }, { endpointUrl: echo.url });
+  const registry = await serveStandInRegistry(messaging, {
+    queue: 'bench-registry',
+    serverFor: (id) => {
+      if (id !== serverId) throw new Error(`unknown server ${id}`);
+      return server;
+    },
+  });
+  stopLater.push(() => registry.stop());
+  await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['bench.*'], { maxRiskClass: 'LOW' }));
+  await putTenantPolicy(messaging, { ...defaultTenantPolicy(scope.tenant, new Date().toISOString()), rateLimits: [rateLimit] });
+  await putDescriptor(
+    await openKv(messaging, descriptorBucket, ToolDescriptor),
+    testDescriptor(
+      { scope, toolId, providerToolName: 'echo', mcpServerId: serverId, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+      { description: 'The benchmark echo.', definitionHash: 'c'.repeat(64), retryPolicy: { maxAttempts: 2, initialBackoffMs: 50, maxBackoffMs: 200 } },
+    ),
+  );
+
+  // An agent runtime's client over a connection of its own, as a runtime beside the endpoint would have.
+  const toolplane: ToolplaneClient = await createToolplaneClient({ scope, contextToken, natsUrl: infra.natsUrl, connectionName: 'bench-agent-runtime', defaultTimeoutMs: callTimeoutMs });
+  stopLater.push(() => toolplane.close());
+  const directClient = await mcpClient(echo.url);
+  stopLater.push(() => directClient.close());
+  const endpointUrl = `http://127.0.0.1:${endpoint.port}/mcp/${scope.tenant}/${scope.workspace}`;
+  const endpointClient = await mcpClient(endpointUrl, { Authorization: `Bearer ${contextToken}` });
+  stopLater.push(() => endpointClient.close());
+
+  const byName: Record<PathName, CallPath> = {
+    direct: callPath('direct', 'direct', async (key) => {
+      const result = await directClient.callTool({ name: 'echo', arguments: { text: key } }, undefined, { timeout: callTimeoutMs });
+      return result.isError === true ? { ok: false, failure: errorText(result) } : { ok: true };
+    }),
+    governedNats: callPath('governedNats', 'nats', async (key) => {
+      const result = await toolplane.invoke(toolId, { text: key }, { idempotencyKey: key, timeoutMs: callTimeoutMs });
+      return result.status === 'SUCCESS' ? { ok: true } : { ok: false, failure: `status ${result.status}` };
+    }),
+    governedMcp: callPath('governedMcp', 'mcp', async (key) => {
+      const result = await endpointClient.callTool(
+        { name: toolId, arguments: { text: key }, _meta: { [mcpMetaKeys.idempotencyKey]: key, [mcpMetaKeys.timeoutMs]: callTimeoutMs } },
+        undefined,
+        { timeout: callTimeoutMs + 5_000 },
+      );
+      return result.isError === true ? { ok: false, failure: errorText(result) } : { ok: true };
+    }),
+  };
+  await firstSuccess(byName.governedNats);
+
+  const servers = await infra.serverPids();
+  const pids = { endpoint: endpoint.pid, adapter: adapter.pid, 'nats-server': servers['nats-server'], ferretdb: servers['ferretdb'], bench: process.pid, tool: echo.pid };
+  const measured = async (phase: () => Promise<PhaseResult>) => {
+    const before = await sampleCpu(pids);
+    const result = await phase();
+    const after = await sampleCpu(pids);
+    return { result, cpuMs: cpuMsPerCall(before, after, result.ok) };
+  };
+
+  const sustained = {} as Record<PathName, { result: PhaseResult; cpuMs: Record<string, number> }>;
+  const profileWindow = { fromMs: 0, toMs: 0 };
+  for (const name of paths) {
+    const caller = byName[name];
+    log(`${name}: warm-up ${warmupS} s, then ${sustainedS} s, ${inFlight} in flight`);
+    await closedLoop(inFlight, warmupS, (recorder) => caller.call(recorder), new LatencyRecorder());
+    if (name === 'governedMcp') profileWindow.fromMs = performance.now() - endpointStartedAt;
+    sustained[name] = await measured(() => closedLoop(inFlight, sustainedS, (recorder) => caller.call(recorder), new LatencyRecorder()));
+    if (name === 'governedMcp') profileWindow.toMs = performance.now() - endpointStartedAt;
+    log(`  ${describePhase(sustained[name].result)}`);
+    log(`  CPU ms per call: ${JSON.stringify(sustained[name].cpuMs)}`);
+    if (sustained[name].result.failed > 0) log(`  last failure: ${caller.lastFailure ?? 'none'}`);
+  }
+
+  const halfRate = Math.max(1, Math.round(sustained.governedMcp.result.perSecond / 2));
+  const half = {} as Record<PathName, { result: PhaseResult; cpuMs: Record<string, number> }>;
+  log(`half load: ${halfS} s each at ${halfRate}/s (half the governedMcp closed-loop rate)`);
+  for (const name of paths) {
+    const caller = byName[name];
+    half[name] = await measured(() => openLoop(halfRate, halfS, (recorder) => caller.call(recorder), new LatencyRecorder()));
+    log(`  ${name} ${describePhase(half[name].result)}`);
+  }
+
+  log(`draining: up to ${drainS} s for the outcome of ${byName.governedNats.notSucceeded.length + byName.governedMcp.notSucceeded.length} governed calls that did not succeed`);
+  const drainUntil = Date.now() + drainS * 1000;
+  const lost = { governedNats: await countLost(toolplane, byName.governedNats.notSucceeded, drainUntil), governedMcp: await countLost(toolplane, byName.governedMcp.notSucceeded, drainUntil) };
+  const executions = await executionsByKey(countFile);
+  const prefixOf: Record<PathName, string> = { direct: 'direct-', governedNats: 'nats-', governedMcp: 'mcp-' };
+  const duplicated = Object.fromEntries(paths.map((name) => [name, duplicatedExecutions(executions, (key) => key.startsWith(prefixOf[name]))])) as Record<PathName, number>;
+  for (const name of paths) {
+    const notExecuted = [...byName[name].succeeded].filter((key) => !executions.has(key)).length;
+    if (notExecuted > 0) log(`  WARNING: ${notExecuted} successful ${name} calls have no execution in the count file`);
+  }
+
+  await endpoint.stop();
+  const endpointProfile: CpuProfileSummary | undefined =
+    cpuProfileDir === undefined ? undefined : await readCpuProfile(cpuProfileDir, profileWindow, 'MCP endpoint CPU profile of the governedMcp sustained phase', log, env['BENCH_PROFILE_OUT']);
+
+  const closed = (name: PathName) => {
+    const { result, cpuMs } = sustained[name];
+    return {
+      callsPerSec: Math.round(result.perSecond),
+      p50Ms: round(result.p50),
+      p99Ms: round(result.p99),
+      inFlight,
+      failed: result.failed,
+      ...(name === 'direct' ? {} : { lost: lost[name].lost, ...(lost[name].lookupErrors > 0 ? { lookupErrors: lost[name].lookupErrors } : {}) }),
+      duplicated: duplicated[name],
+      cpuMsPerCall: cpuMs,
+    };
+  };
+  const open = (name: PathName) => ({ p50Ms: round(half[name].result.p50), p99Ms: round(half[name].result.p99), callsPerSec: Math.round(half[name].result.perSecond), failed: half[name].result.failed, cpuMsPerCall: half[name].cpuMs });
+  const addedP50Ms = round(half.governedMcp.result.p50 - half.governedNats.result.p50);
+  const result = {
+    direct: closed('direct'),
+    governedNats: closed('governedNats'),
+    governedMcp: closed('governedMcp'),
+    halfLoad: {
+      ratePerSec: halfRate,
+      seconds: halfS,
+      direct: open('direct'),
+      governedNats: open('governedNats'),
+      governedMcp: open('governedMcp'),
+      addedP50Ms,
+      natsOverDirectP50Ms: round(half.governedNats.result.p50 - half.direct.result.p50),
+      target: { addedP50Ms: targetAddedP50Ms, met: addedP50Ms <= targetAddedP50Ms, byMs: round(targetAddedP50Ms - addedP50Ms) },
+    },
+    rateLimit,
+    machine: { cpus: availableParallelism(), node: process.version, loadAverage1m: round(loadavg()[0] ?? 0, 1) },
+    ...(endpointProfile === undefined ? {} : { endpointProfile: Object.fromEntries(endpointProfile.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} finally {
+  for (const stop of stopLater.reverse()) await stop().catch(() => undefined);
+  await infra.stop();
+  await rm(work, { recursive: true, force: true });
+}
+
+/** Calls until one call succeeds (the provisioning is in force), or fails after 15 s with the last failure. */
+async function firstSuccess(caller: CallPath): Promise<void> {
+  const until = Date.now() + 15_000;
+  while ((await caller.call(new LatencyRecorder())) !== 'ok') {
+    if (Date.now() > until) throw new Error(`no governed call succeeded within 15 s: ${caller.lastFailure ?? 'no answer'}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * Calls without a success that have no outcome: looked up by key (as the agent that made them) until the adapter
+ * has one with a result or `until` passed. A call refused before it was recorded (NOT_FOUND) has no outcome either:
+ * lost. A lookup that fails counts as lost too, and is counted apart.
+ */
+async function countLost(client: ToolplaneClient, keys: readonly string[], until: number): Promise<{ lost: number; lookupErrors: number }> {
+  let lost = 0;
+  let lookupErrors = 0;
+  const queue = [...keys];
+  const worker = async () => {
+    for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
+      for (;;) {
+        const found = await client.lookup(key).then(
+          (reply) => ({ outcome: reply.result !== undefined }),
+          (error: unknown) => ({ outcome: false, error: !(hasErrorCode(error) && error.code === 'NOT_FOUND') }),
+        );
+        if (found.outcome) break;
+        if (Date.now() > until) {
+          lost += 1;
+          if ('error' in found && found.error) lookupErrors += 1;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return { lost, lookupErrors };
+}
