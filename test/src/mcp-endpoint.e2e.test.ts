@@ -38,6 +38,25 @@ const policy: TenantPolicyInput = {
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 
+/** The agent's profile: everything bound but everything.get-sum. */
+const profile = {
+  agentId: agent.agentId,
+  allowedTools: ['everything.echo', 'everything.trigger-long-running-operation', 'write.*', 'gated.*', 'killable.*'],
+  deniedTools: [],
+  maxRiskClass: 'HIGH',
+  permissions: [],
+} as const satisfies Parameters<Platform['putAgentProfile']>[0];
+
+/** The endpoint's log lines (pino JSON) with this message. */
+function logLines(service: ServiceProcess, msg: string): Record<string, unknown>[] {
+  return service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes(msg))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['msg'] === msg);
+}
+
 /** The trusted keys the pipeline verifies agent tokens with (the harness keeps them in its services' environments). */
 async function platformTrustedKeys(): Promise<string> {
   const pid = platform.service('tool-adapter').child.pid;
@@ -58,9 +77,10 @@ async function startEndpoint(): Promise<{ service: ServiceProcess; base: string 
       PATH: process.env['PATH'] ?? '',
       NATS_URL: platform.messaging.url,
       HTTP_PORT: String(port),
-      LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'info',
       TOOLPLANE_TRUSTED_KEYS: await platformTrustedKeys(),
       MCP_ENDPOINT_CALL_TIMEOUT_MS: '30000',
+      // The notification tests await the endpoint's debug line of each look at a stream's tool set.
+      LOG_LEVEL: 'debug',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -135,13 +155,7 @@ beforeAll(async () => {
   await counting('gated', [{ tool: 'count_calls', flags: ['--effect', 'destructive', '--risk', 'medium', '--idempotency', 'none'] }]);
   killableServerId = await counting('killable', [{ tool: 'count_calls', flags: read }]);
   // Everything but everything.get-sum: bound, but outside the agent's profile.
-  await platform.putAgentProfile({
-    agentId: agent.agentId,
-    allowedTools: ['everything.echo', 'everything.trigger-long-running-operation', 'write.*', 'gated.*', 'killable.*'],
-    deniedTools: [],
-    maxRiskClass: 'HIGH',
-    permissions: [],
-  });
+  await platform.putAgentProfile(profile);
   await platform.putTenantPolicy(policy);
   await waitForTools(platform, ['everything.echo', 'everything.get-sum', 'everything.trigger-long-running-operation', 'write.count_calls', 'gated.count_calls', 'killable.count_calls']);
   endpoints = await Promise.all([startEndpoint(), startEndpoint()]);
@@ -343,5 +357,53 @@ describe('cancellation', () => {
     const retried = await callTool(800, 'everything.trigger-long-running-operation', args, { session });
     expect(retried.content[0]?.text).toMatch(/^Long running operation completed/);
     expect(retried._meta['dev.toolplane/receipt']).toMatchObject({ state: 'Observed', attempt: 1 });
+  });
+});
+
+describe('notifications/tools/list_changed', () => {
+  it('reaches a connected client when its set changes (profile, kill switch), and not when another agent’s profile changes', { timeout: 120_000 }, async () => {
+    const replica = endpoints[0]?.service;
+    if (replica === undefined) throw new Error('no endpoint');
+    const opened = logLines(replica, 'notification stream opened').length;
+    const session = await mcpClient();
+    let heard = 0;
+    session.onToolsListChanged(() => (heard += 1));
+    const names = async () => (await session.listTools()).map((tool) => tool.name).sort();
+    try {
+      // The SDK's client opens the GET stream right after initialize.
+      await waitFor('the client’s notification stream to open', () => logLines(replica, 'notification stream opened').length > opened);
+      expect(await names()).toContain('killable.count_calls');
+
+      // Another agent's profile: this agent's set is asked for again, found the same, and nothing is sent.
+      const looked = logLines(replica, 'tool set looked at again').length;
+      await platform.putAgentProfile({ ...profile, agentId: 'another-agent', allowedTools: ['everything.*'] });
+      const look = await waitFor('the stream to look at its set again', () => logLines(replica, 'tool set looked at again')[looked]);
+      expect(look).toMatchObject({ agentId: agent.agentId, changed: false });
+      expect(heard).toBe(0);
+
+      // This agent's profile loses a tool: notified, and tools/list shows the new set.
+      await platform.putAgentProfile({ ...profile, allowedTools: profile.allowedTools.filter((pattern) => pattern !== 'killable.*') });
+      await waitFor('list_changed after the profile change', () => heard === 1);
+      expect(await names()).not.toContain('killable.count_calls');
+      await platform.putAgentProfile(profile);
+      await waitFor('list_changed after the profile came back', () => heard === 2);
+      expect(await names()).toContain('killable.count_calls');
+
+      // A server's kill switch hides its tools: notified again, and again when it is released.
+      await platform.putTenantPolicy({
+        ...policy,
+        killSwitches: [{ target: 'SERVER', mcpServerId: killableServerId, reason: 'incident 8', engagedBy: operator.principal, engagedAt: new Date().toISOString() }],
+      });
+      await waitFor('list_changed after the kill switch', () => heard === 3);
+      expect(await names()).not.toContain('killable.count_calls');
+      await platform.putTenantPolicy(policy);
+      await waitFor('list_changed after the kill switch was released', () => heard === 4);
+      expect(await names()).toContain('killable.count_calls');
+    } finally {
+      await session.close();
+      await platform.putAgentProfile(profile);
+      await platform.putTenantPolicy(policy);
+    }
+    await waitFor('the stream to end with the session', () => logLines(replica, 'notification stream ended').length > 0);
   });
 });

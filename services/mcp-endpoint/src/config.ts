@@ -62,6 +62,8 @@ export const mcpEndpointConfig = base.extend({
   MCP_ENDPOINT_MAX_BODY_BYTES: z.coerce.number({ error: 'must be a number of bytes' }).int('must be whole bytes').positive('must be positive').max(16 * 1_048_576, 'must be at most 16 MiB').default(MAX_REQUEST_BYTES),
   /** How long a tools/call may take when the request names no deadline. */
   MCP_ENDPOINT_CALL_TIMEOUT_MS: millisecondsSetting(60_000).refine((ms) => ms <= MAX_INVOCATION_TIMEOUT_MS, `must be at most ${MAX_INVOCATION_TIMEOUT_MS} ms`),
+  /** Notification streams (MCP's GET stream) one replica keeps open at most; past it a GET is answered 503. */
+  MCP_ENDPOINT_MAX_STREAMS: z.coerce.number({ error: 'must be a number of streams' }).int('must be a whole number').min(0, 'must be 0 or more').max(100_000, 'must be at most 100000').default(1_000),
   /** How long a call runs before the endpoint asks whether it waits for a human approval (then it answers at once). */
   MCP_ENDPOINT_APPROVAL_PROBE_MS: millisecondsSetting(500),
 });

@@ -7,11 +7,16 @@ import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { ConfigError, ShutdownStack, StartupError, createLogger, loadConfig, redactUrl, type Logger } from '@toolplane/service-kit';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
+import { ToolListStreams } from './app/tool-list-streams.js';
 import { startEndpointHttp } from './adapters/http-server.js';
+import { watchToolSetSources } from './adapters/tool-set-watch.js';
 import { mcpEndpointConfig, type McpEndpointConfig } from './config.js';
 
 /** What the endpoint calls itself at initialize. */
 export const endpointIdentity = { name: 'toolplane', version: '0.1.0' } as const;
+
+/** How long a scope's read models stay quiet before its notification streams look at their tool sets again. */
+const LIST_CHANGE_QUIET_MS = 50;
 
 /** A started endpoint. */
 export interface RunningEndpoint {
@@ -78,6 +83,23 @@ export async function startMcpEndpoint(env: Record<string, string | undefined>):
   const mcpLog = logger.child({ component: 'mcp' });
   const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS });
 
+  // A change of a read model is looked at 50 ms after the last one of its scope: a binding writes a few entries.
+  const streamLog = logger.child({ component: 'streams' });
+  const streams = new ToolListStreams({
+    list: (caller, signal) => tools.list(caller, signal),
+    maxStreams: config.MCP_ENDPOINT_MAX_STREAMS,
+    debounceMs: LIST_CHANGE_QUIET_MS,
+    onError: (err, what) => mcpLog.warn({ err }, what),
+    onEvent: ({ type, caller, changed, streams: open }) => {
+      const who = { tenant: caller.scope.tenant, workspace: caller.scope.workspace, agentId: caller.claims.agentId, streams: open };
+      if (type === 'looked') streamLog.debug({ ...who, changed }, 'tool set looked at again');
+      else streamLog.info(who, type === 'opened' ? 'notification stream opened' : 'notification stream ended');
+    },
+  });
+  const watchLog = logger.child({ component: 'tool-set-watch' });
+  const watch = watchToolSetSources(messaging, { onChange: (change) => streams.changed(change), onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
+  shutdown.push('tool-set-watch', () => Promise.resolve(watch.close()));
+
   let http;
   try {
     http = await startEndpointHttp({
@@ -89,6 +111,7 @@ export async function startMcpEndpoint(env: Record<string, string | undefined>):
       maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
       verifier,
       protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error') },
+      streams,
       readiness: () => ({ nats: messaging.isConnected() }),
       logger: logger.child({ component: 'http' }),
     });
@@ -101,6 +124,8 @@ export async function startMcpEndpoint(env: Record<string, string | undefined>):
   const server = http;
   // Registered last, runs first: stop taking requests before the connections they need close.
   shutdown.push('http', () => server.close());
+  // Runs before the HTTP server closes: open streams would hold it (and the drain) up until their clients left.
+  shutdown.push('streams', () => Promise.resolve(streams.closeAll()));
   logger.info({ port: server.port, url: server.publicUrl, natsUrl: redactUrl(config.NATS_URL) }, 'mcp-endpoint ready');
 
   return {

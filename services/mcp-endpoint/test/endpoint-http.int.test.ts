@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
-import { testScope, uniqueName } from '@toolplane/testing';
+import { eventually, testScope, uniqueName } from '@toolplane/testing';
 import { startMcpEndpoint, type RunningEndpoint } from '../src/mod.js';
 
 const infra = testScope('mcp_http');
@@ -45,6 +45,7 @@ beforeAll(async () => {
     MCP_ENDPOINT_ALLOWED_ORIGINS: 'http://localhost:6274',
     MCP_ENDPOINT_MAX_BODY_BYTES: '4096',
     MCP_ENDPOINT_CALL_TIMEOUT_MS: '2000',
+    MCP_ENDPOINT_MAX_STREAMS: '1',
   });
 });
 
@@ -99,13 +100,13 @@ describe('the endpoint over HTTP', () => {
     expect(seen.slice(before).length).toBeGreaterThan(0);
   });
 
-  it('initializes statelessly: the SDK’s protocol version, tools without list_changed, a session id that any request may carry', async () => {
+  it('initializes statelessly: the SDK’s protocol version, tools with list_changed, a session id that any request may carry', async () => {
     const auth = { authorization: `Bearer ${await token()}` };
     const res = await post(initialize, auth);
     expect(res.status).toBe(200);
     const session = res.headers.get('mcp-session-id');
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await res.json()).toMatchObject({ id: 1, result: { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'toolplane' } } });
+    expect(await res.json()).toMatchObject({ id: 1, result: { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'toolplane' } } });
     const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, 'mcp-session-id': session ?? '', 'mcp-protocol-version': '2025-11-25' });
     expect(initialized.status).toBe(202);
     const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { ...auth, 'mcp-session-id': 'a-session-this-replica-never-saw', 'mcp-protocol-version': '2025-11-25' });
@@ -124,7 +125,32 @@ describe('the endpoint over HTTP', () => {
     expect([...res.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 
-  it('bounds request bodies (413), answers JSON-RPC parse errors, and only POST', async () => {
+  it('serves the GET stream authenticated like POST, as server-sent events, and bounded per replica (503)', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    const sse = { accept: 'text/event-stream' };
+    expect((await fetch(url(), { headers: sse })).status).toBe(401);
+    expect((await fetch(url(), { headers: { ...sse, authorization: `Bearer ${await token('other')}` } })).status).toBe(403);
+    expect((await fetch(url(), { headers: { ...sse, ...auth, origin: 'http://evil.example' } })).status).toBe(403);
+    expect((await fetch(url(), { headers: { ...auth, accept: 'application/json' } })).status).toBe(406);
+    const first = new AbortController();
+    const open = await fetch(url(), { headers: { ...sse, ...auth, 'mcp-session-id': 'any-session' }, signal: first.signal });
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-type')).toBe('text/event-stream');
+    // MCP_ENDPOINT_MAX_STREAMS is 1 here: a second stream is refused while the first is open, and allowed after.
+    const second = await fetch(url(), { headers: { ...sse, ...auth } });
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toBe('5');
+    first.abort();
+    const again = await eventually('the first stream’s place to be free', async () => {
+      const controller = new AbortController();
+      const res = await fetch(url(), { headers: { ...sse, ...auth }, signal: controller.signal });
+      if (res.status !== 200) return undefined;
+      return controller;
+    });
+    again.abort();
+  });
+
+  it('bounds request bodies (413), answers JSON-RPC parse errors, and answers DELETE 405', async () => {
     const auth = { authorization: `Bearer ${await token()}` };
     const big = { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x.y', arguments: { blob: 'x'.repeat(8192) } } };
     const tooBig = await post(big, auth);
@@ -133,7 +159,6 @@ describe('the endpoint over HTTP', () => {
     const garbage = await post('{"jsonrpc": ', auth);
     expect(garbage.status).toBe(400);
     expect(await garbage.json()).toMatchObject({ error: { code: -32700 } });
-    expect((await fetch(url(), { headers: { ...auth, accept: 'text/event-stream' } })).status).toBe(405);
     expect((await fetch(url(), { method: 'DELETE', headers: auth })).status).toBe(405);
     expect((await fetch(`${endpoint.url}/mcp/${tenant}`, { method: 'POST', headers: auth })).status).toBe(404);
   });

@@ -22,7 +22,8 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { runCli, type CliIo } from '@toolplane/cli';
-import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
+import { z } from 'zod';
+import { connectMessaging, descriptorBucket, openKv, publish, request, type KvChange, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
 import { callStreamId } from '../src/mod.js';
 import { AdapterHarness, startNatsServer, waitFor, type AdapterProcess, type NatsServer } from './adapter-harness.js';
@@ -261,7 +262,41 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
       await endpoint.close();
     }
   });
+
+  it('lets the MCP endpoint’s user watch the descriptor, profile and policy buckets, and neither write them nor read another bucket', { timeout: 60_000 }, async () => {
+    const endpoint = await connectMessaging({ url: urlFor('mcp-endpoint', passwords.MCP_ENDPOINT_PASSWORD), name: 'mcp-endpoint', timeoutMs: 5_000, inboxPrefix: '_INBOX_mcp_endpoint' });
+    const controller = new AbortController();
+    try {
+      const seen: KvChange<unknown>[][] = toolSetBuckets.map(() => []);
+      await Promise.all(
+        toolSetBuckets.map(async (spec, index) => {
+          const kv = await openKv(endpoint, spec, z.unknown(), { signal: controller.signal });
+          const watch = await kv.watch({ signal: controller.signal });
+          void (async () => {
+            for await (const change of watch) seen[index]?.push(change);
+          })();
+        }),
+      );
+      await waitFor('every watch to deliver its bucket', () => seen.every((changes) => changes.some((change) => change.kind === 'ready')));
+      // A profile written by the adapter's user after the watch started reaches it.
+      const scope = await harness.freshScope('acme');
+      await waitFor('the new profile to reach the endpoint’s watch', () => seen[1]?.some((change) => change.kind === 'put' && change.key.startsWith(`${scope.tenant}.${scope.workspace}.`)));
+
+      const profiles = await openKv(endpoint, toolSetBuckets[1], z.unknown());
+      await expect(profiles.put(`${scope.tenant}.${scope.workspace}.intruder`, { forged: true })).rejects.toThrow(/permission|timeout|denied/i);
+      await expect(profiles.delete(`${scope.tenant}.${scope.workspace}.intruder`)).rejects.toThrow(/permission|timeout|denied/i);
+      // Another service's bucket stays closed to it (not even its stream info).
+      await expect(openKv(endpoint, { name: 'TOOL_ADAPTER_RATE_COUNTERS' }, z.unknown())).rejects.toThrow(/permission|timeout|denied/i);
+      await expect(endpoint.manager.streams.info(invocationStateStream.name)).rejects.toThrow(/permission|timeout/i);
+    } finally {
+      controller.abort();
+      await endpoint.close();
+    }
+  });
 });
+
+/** The buckets the MCP endpoint watches to learn whose tool sets may have changed (only their keys matter to it). */
+const toolSetBuckets = [descriptorBucket, { name: 'TOOL_ADAPTER_AGENT_PROFILES' }, { name: 'TOOL_ADAPTER_TENANT_POLICIES' }] as const;
 
 /** The ids of the tools `scope`'s agent may see, asked over `runtime` (request/reply on its inbox prefix). */
 async function effectiveToolsOf(runtime: Messaging, scope: Scope): Promise<string[]> {

@@ -6,10 +6,12 @@ import type { AddressInfo } from 'node:net';
 import type { TokenVerifier } from '@toolplane/auth';
 import { MAX_INVOCATION_TIMEOUT_MS, MCP_TIMEOUT_HEADER } from '@toolplane/contracts';
 import type { Logger } from '@toolplane/service-kit';
-import { authenticate, type Authentication } from '../app/authenticate.js';
+import { authenticate, type Authentication, type Caller } from '../app/authenticate.js';
 import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
 import { resourceMetadata, resourceMetadataUrl, routeOf } from '../core/route.js';
-import { answerMcpPost, cancellationsOf, isInitialize, type McpProtocolDeps } from './mcp-protocol.js';
+import type { ToolListStreams } from '../app/tool-list-streams.js';
+import { tokenExpiresAtMs } from '../core/token-expiry.js';
+import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
 
 /** How the HTTP server is set up. */
 export interface EndpointHttpOptions {
@@ -22,6 +24,8 @@ export interface EndpointHttpOptions {
   readonly maxBodyBytes: number;
   readonly verifier: TokenVerifier;
   readonly protocol: McpProtocolDeps;
+  /** The open notification streams (GET), bounded per replica. */
+  readonly streams: ToolListStreams;
   /** Whether the endpoint can serve (NATS connected), by check name. */
   readonly readiness: () => Record<string, boolean>;
   readonly logger: Logger;
@@ -86,9 +90,9 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
     // DNS rebinding: a browser page of a foreign origin, or a host name that only resolves here by an attacker's DNS.
     if (!originAllowed(headerOf(req, 'origin'), options.allowedOrigins)) return sendRpcError(res, 403, -32000, 'Forbidden: this Origin is not allowed');
     if (bound.hosts !== undefined && !bound.hosts.has(headerOf(req, 'host') ?? '')) return sendRpcError(res, 403, -32000, 'Forbidden: this Host is not allowed');
-    if (req.method !== 'POST') {
-      // Stateless: no stream to resume (GET) and no session to end (DELETE).
-      return sendRpcError(res, 405, -32000, 'Method not allowed: this endpoint answers POST only', { allow: 'POST' });
+    if (req.method !== 'POST' && req.method !== 'GET') {
+      // Stateless: no session to end (DELETE).
+      return sendRpcError(res, 405, -32000, 'Method not allowed: this endpoint answers POST and GET', { allow: 'GET, POST' });
     }
 
     const metadataUrl = resourceMetadataUrl(bound.publicUrl, scope);
@@ -97,6 +101,7 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
       log.info({ tenant: scope.tenant, workspace: scope.workspace, status: auth.status, reason: auth.description }, 'request refused');
       return sendJson(res, auth.status, { error: auth.error ?? 'unauthorized', error_description: auth.description }, { 'www-authenticate': challengeOf(auth, metadataUrl) });
     }
+    if (req.method === 'GET') return serveStream(req, res, auth.caller);
 
     const declared = Number(headerOf(req, 'content-length') ?? '0');
     if (declared > options.maxBodyBytes) {
@@ -132,6 +137,18 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
     for (const cancelled of cancellationsOf(body)) options.protocol.inFlight.cancel(auth.caller, session, cancelled.requestId, cancelled.reason);
 
     await answerMcpPost({ req, res, body, caller: auth.caller, session, headerTimeoutMs }, options.protocol);
+  };
+
+  // The GET stream: kept open for server notifications (tools/list_changed) until the client leaves, the token
+  // expires or the endpoint stops. Bounded per replica: past the bound, 503 (another replica may have room).
+  const serveStream = async (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
+    if (shuttingDown || !options.streams.hasRoom()) return sendRpcError(res, 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
+    // The SDK would answer this too, but only after the stream was counted and its tool set asked for.
+    if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return sendRpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    const stream = await openMcpStream(req, res, options.protocol);
+    const unregister = options.streams.open(caller, { notify: () => stream.notifyToolsChanged(), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
+    if (unregister === undefined) return stream.close();
+    void stream.ended.then(unregister);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

@@ -1,0 +1,165 @@
+import { changeCovers, type ToolSetChange } from '../core/tool-set-change.js';
+import { toolSetDigest } from '../core/tool-set-digest.js';
+import type { McpToolEntry } from '../core/tool-mapping.js';
+import type { Caller } from './authenticate.js';
+
+// The notification streams (MCP's GET streams) open on this replica, and what each one's client last saw. A change
+// of a read model the adapter computes tool sets from names a tenant or workspace; after a short quiet period (a
+// binding writes several descriptor versions at once, an operator may flip several switches) every stream of that
+// scope asks the adapter for its caller's set again, and only a stream whose set's digest moved is told
+// `notifications/tools/list_changed`. The set is always the adapter's, asked with the stream's own token: the
+// endpoint never works out itself what an agent may see.
+
+/** Where a stream's notifications go. */
+export interface ToolListSink {
+  /** Sends `notifications/tools/list_changed` on the stream. */
+  notify(): Promise<void>;
+  /** Ends the stream (the client may open another). */
+  close(): void;
+}
+
+export interface ToolListStreamsOptions {
+  /** The caller's effective tool set as MCP lists it (the adapter's answer). */
+  readonly list: (caller: Caller, signal: AbortSignal) => Promise<McpToolEntry[]>;
+  /** Open streams this replica serves at most; past it, `open` refuses. */
+  readonly maxStreams: number;
+  /** How long a scope stays quiet before its streams look again. */
+  readonly debounceMs: number;
+  readonly onError: (error: unknown, what: string) => void;
+  /** Hears each stream opened and ended, and each look at a set again (whether the set had changed). */
+  readonly onEvent?: (event: { readonly type: 'opened' | 'ended' | 'looked'; readonly caller: Caller; readonly changed?: boolean; readonly streams: number }) => void;
+  readonly now?: () => number;
+}
+
+/** An open stream as the registry keeps it. */
+interface OpenStream {
+  readonly caller: Caller;
+  readonly sink: ToolListSink;
+  readonly abort: AbortController;
+  /** The digest of the set the client was last told about (or saw when it opened the stream). */
+  digest: string | undefined;
+  /** A look at the set is under way; `again` asks for one more once it ends (changes never coalesce into a lost one). */
+  looking: boolean;
+  again: boolean;
+  expiry: NodeJS.Timeout | undefined;
+}
+
+/** The largest delay setTimeout takes (about 24.8 days); a token valid longer is looked at again then. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The open notification streams of this replica. */
+export class ToolListStreams {
+  readonly #options: ToolListStreamsOptions;
+  readonly #streams = new Set<OpenStream>();
+  readonly #pending = new Map<string, { change: ToolSetChange | undefined; timer: NodeJS.Timeout }>();
+  #closed = false;
+
+  constructor(options: ToolListStreamsOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** Whether another stream may open now. */
+  hasRoom(): boolean {
+    return !this.#closed && this.#streams.size < this.#options.maxStreams;
+  }
+
+  /**
+   * Registers an opened stream until `expiresAtMs` (the token's expiry), taking the caller's current set (asked
+   * for now, in the background) as what the client has seen. Returns the function that unregisters it (when the
+   * client went away), or undefined when there is no room (the caller refuses the stream).
+   */
+  open(caller: Caller, sink: ToolListSink, expiresAtMs: number | undefined): (() => void) | undefined {
+    if (!this.hasRoom()) return undefined;
+    const stream: OpenStream = { caller, sink, abort: new AbortController(), digest: undefined, looking: false, again: false, expiry: undefined };
+    this.#streams.add(stream);
+    if (expiresAtMs !== undefined) this.#expireAt(stream, expiresAtMs);
+    this.#options.onEvent?.({ type: 'opened', caller, streams: this.#streams.size });
+    // Without a first digest the next change notifies (the client may have missed something): not fatal.
+    this.#options.list(caller, stream.abort.signal).then(
+      (tools) => {
+        stream.digest ??= toolSetDigest(tools);
+      },
+      (error: unknown) => {
+        if (!stream.abort.signal.aborted) this.#options.onError(error, 'reading the tool set a stream opened with');
+      },
+    );
+    return () => this.#drop(stream);
+  }
+
+  /** A read model changed for `change`'s scope (undefined: possibly for every scope, e.g. after a watch restarted). */
+  changed(change: ToolSetChange | undefined): void {
+    if (this.#closed) return;
+    const key = change === undefined ? '*' : `${change.tenant}/${change.workspace ?? '*'}`;
+    if (this.#pending.has(key)) return;
+    const timer = setTimeout(() => {
+      this.#pending.delete(key);
+      for (const stream of this.#streams) if (change === undefined || changeCovers(change, stream.caller.scope)) this.#look(stream);
+    }, this.#options.debounceMs);
+    timer.unref();
+    this.#pending.set(key, { change, timer });
+  }
+
+  /** Ends every stream and stops looking (shutdown: the streams must not hold the drain up). */
+  closeAll(): void {
+    this.#closed = true;
+    for (const { timer } of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+    for (const stream of [...this.#streams]) {
+      this.#drop(stream);
+      stream.sink.close();
+    }
+  }
+
+  #expireAt(stream: OpenStream, expiresAtMs: number): void {
+    const now = (this.#options.now ?? Date.now)();
+    const delay = Math.max(0, expiresAtMs - now);
+    stream.expiry = setTimeout(
+      () => {
+        if (delay > MAX_TIMER_MS) return this.#expireAt(stream, expiresAtMs);
+        // The token no longer authorizes anything: the stream ends, and a reconnect needs a fresh token.
+        this.#drop(stream);
+        stream.sink.close();
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    );
+    stream.expiry.unref();
+  }
+
+  #drop(stream: OpenStream): void {
+    if (!this.#streams.delete(stream)) return;
+    clearTimeout(stream.expiry);
+    stream.abort.abort(new Error('the stream ended'));
+    this.#options.onEvent?.({ type: 'ended', caller: stream.caller, streams: this.#streams.size });
+  }
+
+  #look(stream: OpenStream): void {
+    if (stream.looking) {
+      stream.again = true;
+      return;
+    }
+    stream.looking = true;
+    void (async () => {
+      try {
+        do {
+          stream.again = false;
+          const digest = toolSetDigest(await this.#options.list(stream.caller, stream.abort.signal));
+          if (!this.#streams.has(stream)) return;
+          const changed = digest !== stream.digest;
+          this.#options.onEvent?.({ type: 'looked', caller: stream.caller, changed, streams: this.#streams.size });
+          if (changed) {
+            stream.digest = digest;
+            await stream.sink.notify();
+          }
+        } while (stream.again && this.#streams.has(stream));
+      } catch (error) {
+        if (!stream.abort.signal.aborted) this.#options.onError(error, 'looking at a stream’s tool set again');
+      } finally {
+        stream.looking = false;
+      }
+    })();
+  }
+}
