@@ -6,6 +6,7 @@ import { parseNatsUrl } from './connection-url.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
 import { toMessagingStatus, type MessagingStatus } from './status.js';
+import { createStreamPublisher, type StreamPublisher } from './stream-publisher.js';
 
 /** How to reach NATS and what to report while connected. */
 export interface ConnectOptions {
@@ -76,17 +77,19 @@ export async function connectMessaging(options: ConnectOptions): Promise<Messagi
     throw toToolplaneError(error, what);
   }
   const state = { connected: true };
-  void watchStatus(nc, state, options.onStatus);
+  // nats.js's default prefix when none is configured; acknowledgements arrive under it like its own requests' replies.
+  const publisher = createStreamPublisher(nc, { inboxPrefix: inboxPrefix ?? '_INBOX', timeoutMs });
+  void watchStatus(nc, state, publisher, options.onStatus);
   try {
     const manager = await raceAbort(jetstreamManager(nc, { timeout: timeoutMs }), options.signal, what);
-    return messagingHandle(nc, manager, endpoint.display, state);
+    return messagingHandle(nc, manager, publisher, endpoint.display, state);
   } catch (error) {
     await nc.close();
     throw toToolplaneError(error, `${what}: JetStream`);
   }
 }
 
-function messagingHandle(nc: NatsConnection, manager: JetStreamManager, url: string, state: { connected: boolean }): Messaging {
+function messagingHandle(nc: NatsConnection, manager: JetStreamManager, publisher: StreamPublisher, url: string, state: { connected: boolean }): Messaging {
   const resources = new Set<Stoppable>();
   const closed = nc.closed().then((error) => error ?? undefined);
   let draining: Promise<void> | undefined;
@@ -94,6 +97,7 @@ function messagingHandle(nc: NatsConnection, manager: JetStreamManager, url: str
     connection: nc,
     jetstream: manager.jetstream(),
     manager,
+    publisher,
     url,
     isConnected: () => state.connected && !nc.isClosed() && !nc.isDraining(),
     track(resource) {
@@ -124,11 +128,17 @@ function messagingHandle(nc: NatsConnection, manager: JetStreamManager, url: str
   };
 }
 
-async function watchStatus(nc: NatsConnection, state: { connected: boolean }, onStatus: ((status: MessagingStatus) => void) | undefined): Promise<void> {
+async function watchStatus(
+  nc: NatsConnection,
+  state: { connected: boolean },
+  publisher: StreamPublisher,
+  onStatus: ((status: MessagingStatus) => void) | undefined,
+): Promise<void> {
   try {
     for await (const raw of nc.status()) {
       if (raw.type === 'disconnect' || raw.type === 'close') state.connected = false;
       if (raw.type === 'reconnect') state.connected = true;
+      if (raw.type === 'error') publisher.serverError(raw.error);
       const status = toMessagingStatus(raw);
       if (status === undefined || onStatus === undefined) continue;
       try {

@@ -5,6 +5,8 @@ export type MessageHeaders = Readonly<Record<string, readonly string[]>>;
 
 /** Header the JetStream server deduplicates on. */
 export const msgIdHeader = 'Nats-Msg-Id';
+/** Header by which JetStream stores a message only if its subject's last message still has this sequence (0: none yet). */
+export const expectedLastSubjectSequenceHeader = 'Nats-Expected-Last-Subject-Sequence';
 /** Header by which a requester tells the responder how long it will wait for the reply. */
 export const timeoutHeader = 'Toolplane-Timeout-Ms';
 

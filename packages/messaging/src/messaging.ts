@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { StreamPublisher } from './stream-publisher.js';
 
 /** How a consumer or responder stops. */
 export interface StopOptions {
@@ -18,6 +19,8 @@ export interface Messaging {
   readonly connection: NatsConnection;
   readonly jetstream: JetStreamClient;
   readonly manager: JetStreamManager;
+  /** The connection's JetStream publisher, through which publish() and appendToSubject() send. */
+  readonly publisher: StreamPublisher;
   /** The server list without credentials, for logs and messages. */
   readonly url: string;
   /** Whether the connection is currently up (false while reconnecting, draining or closed). */

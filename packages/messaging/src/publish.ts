@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { raceAbort, ToolplaneError } from '@toolplane/contracts';
+import { ToolplaneError } from '@toolplane/contracts';
 import { encode } from './codec.js';
-import { toMsgHdrs } from './headers.js';
+import { msgIdHeader, toMsgHdrs } from './headers.js';
 import type { Messaging } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
 
@@ -34,17 +34,10 @@ export async function publish<S extends z.ZodType>(m: Messaging, options: Publis
   const what = `publishing to ${options.subject}`;
   if (options.msgId.trim() === '') throw new ToolplaneError('INVALID_ARGUMENT', `${what}: msgId must not be empty`);
   const payload = encode(options.schema, options.message, `the message for ${options.subject}`);
+  const headers = toMsgHdrs(options.headers);
+  headers.set(msgIdHeader, options.msgId);
   try {
-    const ack = await raceAbort(
-      m.jetstream.publish(options.subject, payload, {
-        msgID: options.msgId,
-        headers: toMsgHdrs(options.headers),
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-      }),
-      options.signal,
-      what,
-    );
-    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    return await m.publisher.publish({ subject: options.subject, payload, headers, timeoutMs: options.timeoutMs, signal: options.signal, what });
   } catch (error) {
     throw toToolplaneError(error, what);
   }

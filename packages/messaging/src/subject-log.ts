@@ -1,7 +1,9 @@
 import type { z } from 'zod';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { StoredMsg } from '@nats-io/jetstream';
 import { hasErrorCode, raceAbort, ToolplaneError } from '@toolplane/contracts';
 import { decode, encode } from './codec.js';
+import { expectedLastSubjectSequenceHeader, msgIdHeader } from './headers.js';
 import type { Messaging } from './messaging.js';
 import { isApiError, toToolplaneError } from './nats-errors.js';
 import type { PublishAck } from './publish.js';
@@ -34,23 +36,18 @@ export interface AppendOptions<S extends z.ZodType> {
 
 /**
  * Appends a message to a subject if its last message is still `expectedLastSequence`. Another writer having appended
- * first is CONFLICT, retryable, with `details.reason` = `SUBJECT_MOVED_ON`; a retry of an append that was stored (same
- * msgId within the stream's duplicate window) resolves with `duplicate` and the first copy's sequence.
+ * first is CONFLICT, retryable, with `details.reason` = `SUBJECT_MOVED_ON`. So is a retry of an append that was stored:
+ * nats-server checks the expected sequence before the msgId's duplicate window; the writer reads again and finds its
+ * own message there.
  */
 export async function appendToSubject<S extends z.ZodType>(m: Messaging, options: AppendOptions<S>): Promise<PublishAck> {
   const what = `appending to ${options.subject}`;
   const payload = encode(options.schema, options.message, `the message for ${options.subject}`);
+  const headers = natsHeaders();
+  if (options.msgId !== '') headers.set(msgIdHeader, options.msgId);
+  headers.set(expectedLastSubjectSequenceHeader, String(options.expectedLastSequence));
   try {
-    const ack = await raceAbort(
-      m.jetstream.publish(options.subject, payload, {
-        msgID: options.msgId,
-        expect: { lastSubjectSequence: options.expectedLastSequence },
-        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-      }),
-      options.signal,
-      what,
-    );
-    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    return await m.publisher.publish({ subject: options.subject, payload, headers, timeoutMs: options.timeoutMs, signal: options.signal, what });
   } catch (error) {
     if (isApiError(error, wrongLastSequence)) {
       throw new ToolplaneError('CONFLICT', `${what}: another writer appended first`, { retryable: true, details: { reason: subjectMovedOn }, cause: error });
