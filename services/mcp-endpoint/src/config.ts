@@ -62,6 +62,10 @@ export const mcpEndpointConfig = base.extend({
   MCP_ENDPOINT_MAX_BODY_BYTES: z.coerce.number({ error: 'must be a number of bytes' }).int('must be whole bytes').positive('must be positive').max(16 * 1_048_576, 'must be at most 16 MiB').default(MAX_REQUEST_BYTES),
   /** How long a tools/call may take when the request names no deadline. */
   MCP_ENDPOINT_CALL_TIMEOUT_MS: millisecondsSetting(60_000).refine((ms) => ms <= MAX_INVOCATION_TIMEOUT_MS, `must be at most ${MAX_INVOCATION_TIMEOUT_MS} ms`),
+  /** Requests one bearer token may make per window on one replica (0: no limit); past it, 429 with Retry-After. */
+  MCP_ENDPOINT_TOKEN_RATE_LIMIT: z.coerce.number({ error: 'must be a number of requests' }).int('must be a whole number').min(0, 'must be 0 (off) or more').max(1_000_000, 'must be at most 1000000').default(1_200),
+  /** The window MCP_ENDPOINT_TOKEN_RATE_LIMIT counts in. */
+  MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS: millisecondsSetting(10_000),
   /** Notification streams (MCP's GET stream) one replica keeps open at most; past it a GET is answered 503. */
   MCP_ENDPOINT_MAX_STREAMS: z.coerce.number({ error: 'must be a number of streams' }).int('must be a whole number').min(0, 'must be 0 or more').max(100_000, 'must be at most 100000').default(1_000),
   /** How long a call runs before the endpoint asks whether it waits for a human approval (then it answers at once). */

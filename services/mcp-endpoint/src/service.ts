@@ -7,6 +7,7 @@ import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { ConfigError, ShutdownStack, StartupError, createLogger, loadConfig, redactUrl, type Logger } from '@toolplane/service-kit';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
+import { TokenRateLimits } from './app/token-rate-limits.js';
 import { ToolListStreams } from './app/tool-list-streams.js';
 import { startEndpointHttp } from './adapters/http-server.js';
 import { watchToolSetSources } from './adapters/tool-set-watch.js';
@@ -17,6 +18,9 @@ export const endpointIdentity = { name: 'toolplane', version: '0.1.0' } as const
 
 /** How long a scope's read models stay quiet before its notification streams look at their tool sets again. */
 const LIST_CHANGE_QUIET_MS = 50;
+
+/** Tokens one replica keeps rate counts for at most (a few hundred bytes each); past it, idle ones go first. */
+const RATE_LIMIT_MAX_TOKENS = 100_000;
 
 /** A started endpoint. */
 export interface RunningEndpoint {
@@ -112,6 +116,10 @@ export async function startMcpEndpoint(env: Record<string, string | undefined>):
       verifier,
       protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error') },
       streams,
+      rateLimits:
+        config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0
+          ? undefined
+          : new TokenRateLimits({ limit: config.MCP_ENDPOINT_TOKEN_RATE_LIMIT, windowMs: config.MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS, maxKeys: RATE_LIMIT_MAX_TOKENS }),
       readiness: () => ({ nats: messaging.isConnected() }),
       logger: logger.child({ component: 'http' }),
     });

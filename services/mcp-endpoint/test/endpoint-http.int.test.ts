@@ -163,3 +163,42 @@ describe('the endpoint over HTTP', () => {
     expect((await fetch(`${endpoint.url}/mcp/${tenant}`, { method: 'POST', headers: auth })).status).toBe(404);
   });
 });
+
+describe('the per-token rate limit', () => {
+  it('answers 429 with Retry-After past the limit, publishing nothing, and admits the token again later', { timeout: 30_000 }, async () => {
+    const limited = await startMcpEndpoint({
+      NATS_URL: infra.natsUrl,
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [tenant]: [key.publicJwk] }),
+      MCP_ENDPOINT_TOKEN_RATE_LIMIT: '2',
+      MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS: '1000',
+    });
+    try {
+      const target = `${limited.url}/mcp/${tenant}/main`;
+      const auth = { authorization: `Bearer ${await token()}`, 'mcp-protocol-version': '2025-11-25' };
+      const list = { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} };
+      const ping = { jsonrpc: '2.0', id: 6, method: 'ping' };
+      expect((await post(ping, auth, target)).status).toBe(200);
+      expect((await post(ping, auth, target)).status).toBe(200);
+      // Over the limit: nothing of the refused request reaches NATS (a tools/list would publish to the adapter).
+      const before = seen.length;
+      const refused = await post(list, auth, target);
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(2);
+      expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Too many requests/) as unknown } });
+      await observer.connection.flush();
+      expect(seen.slice(before)).toEqual([]);
+      // Unauthenticated requests are refused 401 before any counting; another token has its own count.
+      expect((await post(ping, {}, target)).status).toBe(401);
+      const another = await issueToken({ ...agent, agentId: 'agent-2', tenant, workspace: 'main' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+      expect((await post(ping, { ...auth, authorization: `Bearer ${another}` }, target)).status).toBe(200);
+      // Once the window has moved on, the token is admitted again.
+      await eventually('the token to be admitted again', async () => ((await post(ping, auth, target)).status === 200 ? true : undefined), 5_000, 100);
+    } finally {
+      await limited.stop();
+    }
+  });
+});

@@ -9,6 +9,7 @@ import type { Logger } from '@toolplane/service-kit';
 import { authenticate, type Authentication, type Caller } from '../app/authenticate.js';
 import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
 import { resourceMetadata, resourceMetadataUrl, routeOf } from '../core/route.js';
+import type { TokenRateLimits } from '../app/token-rate-limits.js';
 import type { ToolListStreams } from '../app/tool-list-streams.js';
 import { tokenExpiresAtMs } from '../core/token-expiry.js';
 import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
@@ -24,6 +25,8 @@ export interface EndpointHttpOptions {
   readonly maxBodyBytes: number;
   readonly verifier: TokenVerifier;
   readonly protocol: McpProtocolDeps;
+  /** Per-token admission on this replica; undefined: no limit. */
+  readonly rateLimits: TokenRateLimits | undefined;
   /** The open notification streams (GET), bounded per replica. */
   readonly streams: ToolListStreams;
   /** Whether the endpoint can serve (NATS connected), by check name. */
@@ -100,6 +103,13 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
     if (!auth.ok) {
       log.info({ tenant: scope.tenant, workspace: scope.workspace, status: auth.status, reason: auth.description }, 'request refused');
       return sendJson(res, auth.status, { error: auth.error ?? 'unauthorized', error_description: auth.description }, { 'www-authenticate': challengeOf(auth, metadataUrl) });
+    }
+    // After authentication (an unauthenticated flood is refused above, cheaply) and before anything reaches NATS.
+    const admission = options.rateLimits?.admit(auth.caller.token);
+    if (admission?.admitted === false) {
+      const seconds = Math.ceil(admission.retryAfterMs / 1_000);
+      log.info({ tenant: scope.tenant, workspace: scope.workspace, agentId: auth.caller.claims.agentId, retryAfterSeconds: seconds }, 'token over its rate limit');
+      return sendRpcError(res, 429, -32000, `Too many requests: this token's limit on this endpoint is reached; retry after ${seconds} s`, { 'retry-after': String(seconds) });
     }
     if (req.method === 'GET') return serveStream(req, res, auth.caller);
 
