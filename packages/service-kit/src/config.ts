@@ -93,6 +93,14 @@ export function baseServiceConfig(defaults: { httpPort: number }) {
 /** The parsed settings every service has. */
 export type BaseServiceConfig = z.infer<ReturnType<typeof baseServiceConfig>>;
 
+/** The settings of a service without MongoDB (a `store: 'none'` definition): the base settings less MongoDB's. */
+export function storelessServiceConfig(defaults: { httpPort: number }) {
+  return baseServiceConfig(defaults).omit({ MONGODB_URL: true, MONGODB_DATABASE: true, MONGODB_CONNECT_TIMEOUT_MS: true });
+}
+
+/** The parsed settings of a service without MongoDB. */
+export type StorelessServiceConfig = z.infer<ReturnType<typeof storelessServiceConfig>>;
+
 /**
  * Parses a service's settings from its environment. On failure throws a ConfigError whose message is one
  * line naming the first bad setting, e.g. `NATS_URL is missing (e.g. nats://127.0.0.1:4222)`.

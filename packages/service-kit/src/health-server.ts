@@ -2,6 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
+/** A service's own HTTP routes, served on the health server's port for every path but /healthz, /readyz and /metrics. */
+export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /** A named readiness check: resolves true when the dependency it watches is usable. */
 export interface ReadinessCheck {
   readonly name: string;
@@ -14,14 +17,20 @@ export interface HealthServer {
   readonly port: number;
   /** Marks the service as going away: /readyz answers 503 from now on. */
   markShuttingDown(): void;
+  /** Stops accepting, lets requests in flight finish (closing each connection once idle), then resolves. */
   close(): Promise<void>;
 }
 
 const checkTimeoutMs = 2_000;
 
+const operatorPaths = new Set(['/healthz', '/readyz', '/metrics']);
+/** How often a closing server closes the connections that became idle since (keep-alive ones would wait otherwise). */
+const idleSweepMs = 100;
+
 /**
  * Serves /healthz (the process is alive), /readyz (every readiness check passes, so traffic may come) and
- * /metrics (Prometheus text format) on the service's own port.
+ * /metrics (Prometheus text format) on the service's own port, and hands every other path to `routes` when the
+ * service has routes of its own (404 otherwise).
  */
 export async function startHealthServer(options: {
   host: string;
@@ -29,6 +38,7 @@ export async function startHealthServer(options: {
   service: string;
   metrics: Registry;
   checks: readonly ReadinessCheck[];
+  routes?: HttpRouteHandler;
 }): Promise<HealthServer> {
   let shuttingDown = false;
 
@@ -47,7 +57,8 @@ export async function startHealthServer(options: {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (options.routes !== undefined && !operatorPaths.has(path)) return options.routes(req, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'method not allowed' });
     switch (path) {
       case '/healthz':
@@ -87,8 +98,12 @@ export async function startHealthServer(options: {
     },
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        const sweep = setInterval(() => server.closeIdleConnections(), idleSweepMs);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
+        server.closeIdleConnections();
       }),
   };
 }

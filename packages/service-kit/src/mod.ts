@@ -1,7 +1,29 @@
-export { ConfigError, baseServiceConfig, loadConfig, millisecondsSetting, mongoUrlSetting, natsUrlSetting, portSetting, type BaseServiceConfig } from './config.js';
+export {
+  ConfigError,
+  baseServiceConfig,
+  loadConfig,
+  millisecondsSetting,
+  mongoUrlSetting,
+  natsUrlSetting,
+  portSetting,
+  storelessServiceConfig,
+  type BaseServiceConfig,
+  type StorelessServiceConfig,
+} from './config.js';
 export { logConsumerDiagnostic } from './diagnostics.js';
 export { armFailpoints, failpoint, parseFailpoints, type FailpointAction } from './failpoint.js';
-export { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.js';
+export { startHealthServer, type HealthServer, type HttpRouteHandler, type ReadinessCheck } from './health-server.js';
 export { createLogger, redactedPaths, type Logger } from './logger.js';
-export { StartupError, redactUrl, runService, startService, type RunningService, type ServiceContext, type ServiceDefinition } from './run-service.js';
+export {
+  StartupError,
+  redactUrl,
+  runService,
+  startService,
+  type HttpAddress,
+  type RunningService,
+  type ServiceContext,
+  type ServiceDefinition,
+  type StorelessServiceContext,
+  type StorelessServiceDefinition,
+} from './run-service.js';
 export { ShutdownStack } from './shutdown.js';

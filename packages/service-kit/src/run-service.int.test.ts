@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
-import { baseServiceConfig } from './config.js';
+import { baseServiceConfig, storelessServiceConfig } from './config.js';
 import { startService } from './run-service.js';
 
 const scope = testScope('service_kit_run');
@@ -33,5 +33,58 @@ describe('startService', () => {
       await service.stop();
       await watcher.drain();
     }
+  });
+
+  it('runs a service without MongoDB, serving its own routes beside /healthz, /readyz and /metrics, and drains them', async () => {
+    let address: { host: string; port: number } | undefined;
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let entered: () => void = () => undefined;
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    const service = await startService(
+      {
+        name: 'storeless-probe',
+        store: 'none',
+        config: storelessServiceConfig({ httpPort: 0 }),
+        start: (context) => {
+          // No store in the context of a service without MongoDB.
+          expect('store' in context && context.store !== undefined).toBe(false);
+          context.serveHttp(async (req, res) => {
+            if (req.url === '/slow') {
+              entered();
+              await released;
+            }
+            res.writeHead(200, { 'content-type': 'text/plain' });
+            res.end(`own ${req.method} ${req.url}`);
+          });
+          context.onListening((bound) => (address = bound));
+          return Promise.resolve();
+        },
+      },
+      // No MONGODB_URL, and none is needed.
+      { NATS_URL: scope.natsUrl, HTTP_PORT: '0', LOG_LEVEL: 'silent' },
+    );
+    const base = `http://127.0.0.1:${service.port}`;
+    expect(address).toEqual({ host: '127.0.0.1', port: service.port });
+    expect(await (await fetch(`${base}/anything?x=1`, { method: 'POST' })).text()).toBe('own POST /anything?x=1');
+    const ready = await fetch(`${base}/readyz`);
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { nats: 'ok' } });
+    expect(((await (await fetch(`${base}/readyz`)).json()) as { checks: Record<string, string> }).checks).not.toHaveProperty('mongodb');
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(405);
+
+    // A request in flight when the service stops is answered; the stop waits for it.
+    const slow = fetch(`${base}/slow`).then((res) => res.text());
+    await inFlight;
+    let stopped = false;
+    const stopping = service.stop().then((clean) => {
+      stopped = true;
+      return clean;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    release();
+    expect(await slow).toBe('own GET /slow');
+    expect(await stopping).toBe(true);
   });
 });

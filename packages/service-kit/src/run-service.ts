@@ -2,13 +2,13 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { z } from 'zod';
 import { connectMessaging, ensureConsumer, ensureStream, type ConsumerSpec, type Messaging, type StreamSpec } from '@toolplane/messaging';
 import { connectStore, ensureIndexes, type CollectionDefinition, type Store } from '@toolplane/store';
-import { ConfigError, loadConfig, type BaseServiceConfig } from './config.js';
-import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.js';
+import { ConfigError, loadConfig, type BaseServiceConfig, type StorelessServiceConfig } from './config.js';
+import { startHealthServer, type HealthServer, type HttpRouteHandler, type ReadinessCheck } from './health-server.js';
 import { createLogger, type Logger } from './logger.js';
 import { ShutdownStack } from './shutdown.js';
 
-/** What a service declares about itself; `start` wires its behaviour onto the connections it is given. */
-export interface ServiceDefinition<C extends BaseServiceConfig> {
+/** What every service declares about itself, with MongoDB or without. */
+interface CommonDefinition<C extends StorelessServiceConfig> {
   /** Short name, e.g. `registry`: in logs, metrics and the NATS connection name. */
   readonly name: string;
   readonly config: z.ZodType<C>;
@@ -16,23 +16,53 @@ export interface ServiceDefinition<C extends BaseServiceConfig> {
   readonly streams?: readonly StreamSpec[];
   /** Durable consumers this service owns. */
   readonly consumers?: readonly { readonly stream: string; readonly consumer: ConsumerSpec }[];
+}
+
+/** What a service declares about itself; `start` wires its behaviour onto the connections it is given. */
+export interface ServiceDefinition<C extends BaseServiceConfig> extends CommonDefinition<C> {
+  /** MongoDB (the default): connected at start from MONGODB_URL, pinged by /readyz, closed last. */
+  readonly store?: 'mongodb';
   /** Collections this service owns, with their indexes. */
   readonly collections?: readonly CollectionDefinition[];
   readonly start: (context: ServiceContext<C>) => Promise<void>;
 }
 
-/** What `start` receives: the parsed config and the service's connections and hooks. */
-export interface ServiceContext<C extends BaseServiceConfig> {
+/** A service that keeps nothing in MongoDB: no MongoDB settings, connection or readiness check. */
+export interface StorelessServiceDefinition<C extends StorelessServiceConfig> extends CommonDefinition<C> {
+  readonly store: 'none';
+  readonly start: (context: StorelessServiceContext<C>) => Promise<void>;
+}
+
+/** The address the service's HTTP server listens on, once it does. */
+export interface HttpAddress {
+  readonly host: string;
+  /** The bound port (the system's choice when HTTP_PORT is 0). */
+  readonly port: number;
+}
+
+/** What `start` of a service without MongoDB receives: the parsed config and the service's connections and hooks. */
+export interface StorelessServiceContext<C extends StorelessServiceConfig> {
   readonly config: C;
   readonly logger: Logger;
   readonly messaging: Messaging;
-  readonly store: Store;
   readonly metrics: Registry;
-  /** Aborts when the service begins shutting down. */
+  /** Aborts when the service begins shutting down (before any shutdown step runs). */
   readonly signal: AbortSignal;
   /** Registers a shutdown step; steps run in reverse order (consumers before connections). */
   onShutdown(name: string, run: () => Promise<void>): void;
   addReadinessCheck(check: ReadinessCheck): void;
+  /**
+   * Serves the service's own routes on its HTTP port: every path but /healthz, /readyz and /metrics goes to
+   * `handler`. At shutdown the server stops accepting first and lets requests in flight finish.
+   */
+  serveHttp(handler: HttpRouteHandler): void;
+  /** Calls `listener` once the HTTP server listens (after `start`, before the service reports ready). */
+  onListening(listener: (address: HttpAddress) => void): void;
+}
+
+/** What `start` receives: the parsed config and the service's connections and hooks. */
+export interface ServiceContext<C extends BaseServiceConfig> extends StorelessServiceContext<C> {
+  readonly store: Store;
 }
 
 /** A started service. */
@@ -51,8 +81,19 @@ export class StartupError extends Error {
   }
 }
 
-/** Starts a service in this process: parse config, connect, declare, serve health, then call `start`. */
-export async function startService<C extends BaseServiceConfig>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>): Promise<RunningService> {
+/** Starts a service in this process: parse config, connect, declare, call `start`, then serve HTTP. */
+export function startService<C extends BaseServiceConfig>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>): Promise<RunningService>;
+export function startService<C extends StorelessServiceConfig>(definition: StorelessServiceDefinition<C>, env: Record<string, string | undefined>): Promise<RunningService>;
+export function startService(definition: ServiceDefinition<BaseServiceConfig> | StorelessServiceDefinition<StorelessServiceConfig>, env: Record<string, string | undefined>): Promise<RunningService> {
+  return definition.store === 'none' ? startWith(definition, env, undefined) : startWith(definition, env, definition);
+}
+
+/** The one start path; `withStore` is the definition again when the service has MongoDB. */
+async function startWith<C extends StorelessServiceConfig>(
+  definition: CommonDefinition<C> & { readonly start: (context: ServiceContext<C & BaseServiceConfig>) => Promise<void> },
+  env: Record<string, string | undefined>,
+  withStore: { readonly collections?: readonly CollectionDefinition[] } | undefined,
+): Promise<RunningService> {
   let config: C;
   try {
     config = loadConfig(definition.config, env);
@@ -82,35 +123,50 @@ export async function startService<C extends BaseServiceConfig>(definition: Serv
   }
   shutdown.push('nats', () => messaging.drain());
 
-  let store: Store;
-  try {
-    store = await connectStore({ url: config.MONGODB_URL, dbName: config.MONGODB_DATABASE, appName: `toolplane-${definition.name}`, serverSelectionTimeoutMs: config.MONGODB_CONNECT_TIMEOUT_MS });
-  } catch (error) {
-    await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
-    throw new StartupError(`MONGODB_URL: cannot connect to MongoDB: ${messageOf(error)}`, { cause: error });
+  let store: Store | undefined;
+  // A definition with MongoDB has a config with its settings (ServiceDefinition's config is a BaseServiceConfig).
+  const mongo = withStore === undefined ? undefined : (config as C & BaseServiceConfig);
+  if (mongo !== undefined) {
+    try {
+      store = await connectStore({ url: mongo.MONGODB_URL, dbName: mongo.MONGODB_DATABASE, appName: `toolplane-${definition.name}`, serverSelectionTimeoutMs: mongo.MONGODB_CONNECT_TIMEOUT_MS });
+    } catch (error) {
+      await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
+      throw new StartupError(`MONGODB_URL: cannot connect to MongoDB: ${messageOf(error)}`, { cause: error });
+    }
+    const connected = store;
+    shutdown.push('mongodb', () => connected.close());
   }
-  shutdown.push('mongodb', () => store.close());
 
   let health: HealthServer | undefined;
+  let routes: HttpRouteHandler | undefined;
+  const listeners: ((address: HttpAddress) => void)[] = [];
   try {
     for (const stream of definition.streams ?? []) await ensureStream(messaging, stream);
     for (const { stream, consumer } of definition.consumers ?? []) await ensureConsumer(messaging, stream, consumer);
-    await ensureIndexes(store, definition.collections ?? []);
+    const connected = store;
+    if (connected !== undefined) await ensureIndexes(connected, withStore?.collections ?? []);
 
     readiness.push({ name: 'nats', check: () => Promise.resolve(messaging.isConnected()) });
-    readiness.push({ name: 'mongodb', check: (signal) => store.ping(signal).then(() => true) });
+    if (connected !== undefined) readiness.push({ name: 'mongodb', check: (signal) => connected.ping(signal).then(() => true) });
+    // A service without MongoDB is given no store: its definition's start takes a context without one.
     await definition.start({
-      config,
+      config: config as C & BaseServiceConfig,
       logger,
       messaging,
-      store,
+      store: connected as Store,
       metrics,
       signal: controller.signal,
       onShutdown: (name, run) => shutdown.push(name, run),
       addReadinessCheck: (check) => readiness.push(check),
+      serveHttp: (handler) => {
+        if (routes !== undefined) throw new Error('serveHttp: the service already serves its routes');
+        routes = handler;
+      },
+      onListening: (listener) => listeners.push(listener),
     });
 
-    health = await startHealthServer({ host: config.HTTP_HOST, port: config.HTTP_PORT, service: definition.name, metrics, checks: readiness });
+    health = await startHealthServer({ host: config.HTTP_HOST, port: config.HTTP_PORT, service: definition.name, metrics, checks: readiness, ...(routes === undefined ? {} : { routes }) });
+    for (const listener of listeners) listener({ host: config.HTTP_HOST, port: health.port });
   } catch (error) {
     controller.abort();
     await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
@@ -124,7 +180,7 @@ export async function startService<C extends BaseServiceConfig>(definition: Serv
   const server = health;
   // The HTTP server closes after consumers drained (registered last, runs first: stop taking traffic).
   shutdown.push('http', () => server.close());
-  logger.info({ port: server.port, natsUrl: redactUrl(config.NATS_URL), database: config.MONGODB_DATABASE }, `${definition.name} ready`);
+  logger.info({ port: server.port, natsUrl: redactUrl(config.NATS_URL), ...(mongo === undefined ? {} : { database: mongo.MONGODB_DATABASE }) }, `${definition.name} ready`);
 
   return {
     port: server.port,
@@ -141,10 +197,12 @@ export async function startService<C extends BaseServiceConfig>(definition: Serv
  * The composition root's entry: starts the service, exits 1 with one line on stderr when it cannot start,
  * and drains and exits 0 on SIGTERM or SIGINT (a second signal exits at once).
  */
-export async function runService<C extends BaseServiceConfig>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>): Promise<void> {
+export function runService<C extends BaseServiceConfig>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>): Promise<void>;
+export function runService<C extends StorelessServiceConfig>(definition: StorelessServiceDefinition<C>, env: Record<string, string | undefined>): Promise<void>;
+export async function runService(definition: ServiceDefinition<BaseServiceConfig> | StorelessServiceDefinition<StorelessServiceConfig>, env: Record<string, string | undefined>): Promise<void> {
   let service: RunningService;
   try {
-    service = await startService(definition, env);
+    service = await (definition.store === 'none' ? startService(definition, env) : startService(definition, env));
   } catch (error) {
     process.stderr.write(`${definition.name}: ${error instanceof StartupError ? error.message : `start-up failed: ${messageOf(error)}`}\n`);
     process.exit(1);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_INVOCATION_TIMEOUT_MS, MAX_REQUEST_BYTES, TrustedKeysSetting } from '@toolplane/contracts';
-import { baseServiceConfig, millisecondsSetting } from '@toolplane/service-kit';
+import { millisecondsSetting, storelessServiceConfig } from '@toolplane/service-kit';
 
 /** The port `npm start` gives the endpoint (the six services take 7101-7106). */
 export const MCP_ENDPOINT_PORT = 7107;
@@ -40,7 +40,7 @@ const urlList = z
   });
 
 // The endpoint keeps no state and reads no database: the kit's settings without MongoDB's.
-const base = baseServiceConfig({ httpPort: MCP_ENDPOINT_PORT }).omit({ MONGODB_URL: true, MONGODB_DATABASE: true, MONGODB_CONNECT_TIMEOUT_MS: true });
+const base = storelessServiceConfig({ httpPort: MCP_ENDPOINT_PORT });
 
 /** The endpoint's settings, parsed once at start; a bad one stops it with one line naming it. */
 export const mcpEndpointConfig = base.extend({

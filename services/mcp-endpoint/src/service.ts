@@ -1,15 +1,17 @@
-// The endpoint's wiring: configuration in, connections and the HTTP server out. No MongoDB: the endpoint reads
-// nothing itself; every list and call goes to the adapter over NATS as the calling agent.
+// The endpoint's wiring onto the service kit: configuration in, its routes out. No MongoDB (`store: 'none'`): the
+// endpoint reads nothing itself; every list and call goes to the adapter over NATS as the calling agent. The kit
+// serves the routes beside /healthz, /readyz and /metrics and drains in order: stop taking requests (the
+// notification streams end as the shutdown begins), let in-flight ones finish, then close NATS.
 import { createTokenVerifier } from '@toolplane/auth';
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
 import { ToolplaneError, type Scope } from '@toolplane/contracts';
-import { connectMessaging, type Messaging } from '@toolplane/messaging';
-import { ConfigError, ShutdownStack, StartupError, createLogger, loadConfig, redactUrl, type Logger } from '@toolplane/service-kit';
+import type { Messaging } from '@toolplane/messaging';
+import { startService, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
 import { TokenRateLimits } from './app/token-rate-limits.js';
 import { ToolListStreams } from './app/tool-list-streams.js';
-import { startEndpointHttp } from './adapters/http-server.js';
+import { endpointRoutes } from './adapters/http-server.js';
 import { watchToolSetSources } from './adapters/tool-set-watch.js';
 import { mcpEndpointConfig, type McpEndpointConfig } from './config.js';
 
@@ -54,95 +56,75 @@ function workspaceClients(messaging: Messaging): { clientFor: (scope: Scope) => 
   };
 }
 
-/** Starts the endpoint in this process from its environment. */
-export async function startMcpEndpoint(env: Record<string, string | undefined>): Promise<RunningEndpoint> {
-  let config: McpEndpointConfig;
-  try {
-    config = loadConfig(mcpEndpointConfig, env);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new StartupError(`invalid configuration: ${error.message}`);
-    throw error;
-  }
-  const logger = createLogger({ service: 'mcp-endpoint', level: config.LOG_LEVEL, instanceId: config.INSTANCE_ID });
-  if (Object.keys(config.TOOLPLANE_TRUSTED_KEYS).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every request will be refused');
-  const shutdown = new ShutdownStack(logger);
+/** The base URL clients reach the endpoint at: the configured public URL, else the bound address. */
+function publicUrlOf(config: McpEndpointConfig, port: number): string {
+  return config.MCP_ENDPOINT_PUBLIC_URL ?? `http://${config.HTTP_HOST.includes(':') ? `[${config.HTTP_HOST}]` : config.HTTP_HOST}:${port}`;
+}
 
-  const natsLog = logger.child({ component: 'nats' });
-  let messaging: Messaging;
-  try {
-    messaging = await connectMessaging({
-      url: config.NATS_URL,
-      name: 'toolplane-mcp-endpoint',
-      ...(config.NATS_INBOX_PREFIX === undefined ? {} : { inboxPrefix: config.NATS_INBOX_PREFIX }),
-      onStatus: (status) => natsLog.info({ status }, `nats ${status.type}`),
-    });
-  } catch (error) {
-    throw new StartupError(`NATS_URL: cannot connect to NATS: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  shutdown.push('nats', () => messaging.drain());
-  const clients = workspaceClients(messaging);
-  shutdown.push('clients', clients.close);
-
-  const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
-  const mcpLog = logger.child({ component: 'mcp' });
-  const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS });
-
-  // A change of a read model is looked at 50 ms after the last one of its scope: a binding writes a few entries.
-  const streamLog = logger.child({ component: 'streams' });
-  const streams = new ToolListStreams({
-    list: (caller, signal) => tools.list(caller, signal),
-    maxStreams: config.MCP_ENDPOINT_MAX_STREAMS,
-    debounceMs: LIST_CHANGE_QUIET_MS,
-    onError: (err, what) => mcpLog.warn({ err }, what),
-    onEvent: ({ type, caller, changed, streams: open }) => {
-      const who = { tenant: caller.scope.tenant, workspace: caller.scope.workspace, agentId: caller.claims.agentId, streams: open };
-      if (type === 'looked') streamLog.debug({ ...who, changed }, 'tool set looked at again');
-      else streamLog.info(who, type === 'opened' ? 'notification stream opened' : 'notification stream ended');
-    },
-  });
-  const watchLog = logger.child({ component: 'tool-set-watch' });
-  const watch = watchToolSetSources(messaging, { onChange: (change) => streams.changed(change), onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
-  shutdown.push('tool-set-watch', () => Promise.resolve(watch.close()));
-
-  let http;
-  try {
-    http = await startEndpointHttp({
-      host: config.HTTP_HOST,
-      port: config.HTTP_PORT,
-      publicUrl: (port) => config.MCP_ENDPOINT_PUBLIC_URL ?? `http://${config.HTTP_HOST.includes(':') ? `[${config.HTTP_HOST}]` : config.HTTP_HOST}:${port}`,
-      allowedOrigins: config.MCP_ENDPOINT_ALLOWED_ORIGINS,
-      authorizationServers: config.MCP_ENDPOINT_AUTHORIZATION_SERVERS,
-      maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
-      verifier,
-      protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error') },
-      streams,
-      rateLimits:
-        config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0
-          ? undefined
-          : new TokenRateLimits({ limit: config.MCP_ENDPOINT_TOKEN_RATE_LIMIT, windowMs: config.MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS, maxKeys: RATE_LIMIT_MAX_TOKENS }),
-      readiness: () => ({ nats: messaging.isConnected() }),
-      logger: logger.child({ component: 'http' }),
-    });
-  } catch (error) {
-    await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
-    const code = (error as { code?: unknown }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') throw new StartupError(`HTTP_PORT: cannot listen on ${config.HTTP_HOST}:${config.HTTP_PORT}: ${(error as Error).message}`, { cause: error });
-    throw error;
-  }
-  const server = http;
-  // Registered last, runs first: stop taking requests before the connections they need close.
-  shutdown.push('http', () => server.close());
-  // Runs before the HTTP server closes: open streams would hold it (and the drain) up until their clients left.
-  shutdown.push('streams', () => Promise.resolve(streams.closeAll()));
-  logger.info({ port: server.port, url: server.publicUrl, natsUrl: redactUrl(config.NATS_URL) }, 'mcp-endpoint ready');
-
+/** The endpoint as a service definition; `onUrl` hears its public base URL once it listens. */
+export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => void } = {}): StorelessServiceDefinition<McpEndpointConfig> {
   return {
-    port: server.port,
-    url: server.publicUrl,
-    logger,
-    stop: async () => {
-      server.markShuttingDown();
-      return shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
+    name: 'mcp-endpoint',
+    store: 'none',
+    config: mcpEndpointConfig,
+    start: (context) => {
+      const { config, logger, messaging } = context;
+      if (Object.keys(config.TOOLPLANE_TRUSTED_KEYS).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every request will be refused');
+      const clients = workspaceClients(messaging);
+      context.onShutdown('clients', clients.close);
+
+      const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
+      const mcpLog = logger.child({ component: 'mcp' });
+      const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS });
+
+      const streamLog = logger.child({ component: 'streams' });
+      const streams = new ToolListStreams({
+        list: (caller, signal) => tools.list(caller, signal),
+        maxStreams: config.MCP_ENDPOINT_MAX_STREAMS,
+        debounceMs: LIST_CHANGE_QUIET_MS,
+        onError: (err, what) => mcpLog.warn({ err }, what),
+        onEvent: ({ type, caller, changed, streams: open }) => {
+          const who = { tenant: caller.scope.tenant, workspace: caller.scope.workspace, agentId: caller.claims.agentId, streams: open };
+          if (type === 'looked') streamLog.debug({ ...who, changed }, 'tool set looked at again');
+          else streamLog.info(who, type === 'opened' ? 'notification stream opened' : 'notification stream ended');
+        },
+      });
+      // The streams end as the shutdown begins, before the HTTP server closes: they would hold it (and the drain) up.
+      context.signal.addEventListener('abort', () => streams.closeAll(), { once: true });
+      const watchLog = logger.child({ component: 'tool-set-watch' });
+      const watch = watchToolSetSources(messaging, { onChange: (change) => streams.changed(change), onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
+      context.onShutdown('tool-set-watch', () => Promise.resolve(watch.close()));
+
+      const routes = endpointRoutes({
+        host: config.HTTP_HOST,
+        allowedOrigins: config.MCP_ENDPOINT_ALLOWED_ORIGINS,
+        authorizationServers: config.MCP_ENDPOINT_AUTHORIZATION_SERVERS,
+        maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
+        verifier,
+        protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error') },
+        streams,
+        rateLimits:
+          config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0
+            ? undefined
+            : new TokenRateLimits({ limit: config.MCP_ENDPOINT_TOKEN_RATE_LIMIT, windowMs: config.MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS, maxKeys: RATE_LIMIT_MAX_TOKENS }),
+        signal: context.signal,
+        logger: logger.child({ component: 'http' }),
+      });
+      context.serveHttp(routes.handle);
+      context.onListening(({ port }) => {
+        const url = publicUrlOf(config, port);
+        routes.listening(port, url);
+        logger.info({ url }, 'serving MCP at url/mcp/<tenant>/<workspace>');
+        hooks.onUrl?.(url);
+      });
+      return Promise.resolve();
     },
   };
+}
+
+/** Starts the endpoint in this process from its environment (tests, embedding). */
+export async function startMcpEndpoint(env: Record<string, string | undefined>): Promise<RunningEndpoint> {
+  let url = '';
+  const service = await startService(mcpEndpointService({ onUrl: (bound) => (url = bound) }), env);
+  return { port: service.port, url, logger: service.logger, stop: () => service.stop() };
 }

@@ -55,11 +55,14 @@ afterAll(async () => {
 });
 
 describe('the endpoint over HTTP', () => {
-  it('answers /healthz and /readyz', async () => {
+  it('answers /healthz, /readyz and /metrics (the service kit’s, beside its own routes)', async () => {
     expect((await fetch(`${endpoint.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${endpoint.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { nats: 'ok' } });
+    expect(await ready.json()).toMatchObject({ status: 'ready', service: 'mcp-endpoint', checks: { nats: 'ok' } });
+    const metrics = await fetch(`${endpoint.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('toolplane_process_cpu_seconds_total{service="mcp-endpoint"}');
   });
 
   it('asks for a token with 401 and the metadata URL, and serves the metadata there (RFC 9728)', async () => {

@@ -1,11 +1,11 @@
-// The endpoint's HTTP server: routes, DNS-rebinding checks, bounded bodies and bearer authentication in front of the
-// MCP protocol adapter, plus the protected-resource metadata (RFC 9728) and the health endpoints.
+// The endpoint's HTTP routes: DNS-rebinding checks, bounded bodies, bearer authentication and per-token limits in
+// front of the MCP protocol adapter, plus the protected-resource metadata (RFC 9728). The service kit's server
+// serves them beside /healthz, /readyz and /metrics, and drains them at shutdown.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TokenVerifier } from '@toolplane/auth';
 import { MAX_INVOCATION_TIMEOUT_MS, MCP_TIMEOUT_HEADER } from '@toolplane/contracts';
-import type { Logger } from '@toolplane/service-kit';
+import type { HttpRouteHandler, Logger } from '@toolplane/service-kit';
 import { authenticate, type Authentication, type Caller } from '../app/authenticate.js';
 import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
 import { resourceMetadata, resourceMetadataUrl, routeOf } from '../core/route.js';
@@ -14,12 +14,10 @@ import type { ToolListStreams } from '../app/tool-list-streams.js';
 import { tokenExpiresAtMs } from '../core/token-expiry.js';
 import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
 
-/** How the HTTP server is set up. */
-export interface EndpointHttpOptions {
+/** How the routes are set up. */
+export interface EndpointRoutesOptions {
+  /** The address the server binds (a loopback bind checks Host headers). */
   readonly host: string;
-  readonly port: number;
-  /** The public base URL, known once the server listens (its port may have been chosen by the system). */
-  readonly publicUrl: (port: number) => string;
   readonly allowedOrigins: ReadonlySet<string>;
   readonly authorizationServers: readonly string[];
   readonly maxBodyBytes: number;
@@ -29,19 +27,16 @@ export interface EndpointHttpOptions {
   readonly rateLimits: TokenRateLimits | undefined;
   /** The open notification streams (GET), bounded per replica. */
   readonly streams: ToolListStreams;
-  /** Whether the endpoint can serve (NATS connected), by check name. */
-  readonly readiness: () => Record<string, boolean>;
+  /** Aborts when the endpoint begins shutting down: no new notification stream from then on. */
+  readonly signal: AbortSignal;
   readonly logger: Logger;
 }
 
-/** The running HTTP server. */
-export interface EndpointHttp {
-  readonly port: number;
-  readonly publicUrl: string;
-  /** /readyz answers 503 from now on (traffic should go elsewhere while the endpoint drains). */
-  markShuttingDown(): void;
-  /** Stops accepting, lets in-flight requests finish, then closes the remaining connections. */
-  close(): Promise<void>;
+/** The routes, and how they learn where they are served. */
+export interface EndpointRoutes {
+  readonly handle: HttpRouteHandler;
+  /** Called once the server listens: the bound port and the public base URL built from it. */
+  listening(port: number, publicUrl: string): void;
 }
 
 const SESSION_ID = /^[!-~]{1,128}$/;
@@ -82,10 +77,9 @@ export function challengeOf(refusal: Extract<Authentication, { ok: false }>, met
   return `Bearer ${parts.join(', ')}`;
 }
 
-/** Starts the HTTP server and resolves once it listens. */
-export async function startEndpointHttp(options: EndpointHttpOptions): Promise<EndpointHttp> {
+/** The endpoint's routes; requests come only once the server listens, after `listening`. */
+export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   const log = options.logger;
-  let shuttingDown = false;
   // Known once the server listens (the port may be the system's choice); requests only come after that.
   const bound: { publicUrl: string; hosts: ReadonlySet<string> | undefined } = { publicUrl: '', hosts: undefined };
 
@@ -152,7 +146,7 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
   // The GET stream: kept open for server notifications (tools/list_changed) until the client leaves, the token
   // expires or the endpoint stops. Bounded per replica: past the bound, 503 (another replica may have room).
   const serveStream = async (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
-    if (shuttingDown || !options.streams.hasRoom()) return sendRpcError(res, 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
+    if (options.signal.aborted || !options.streams.hasRoom()) return sendRpcError(res, 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
     // The SDK would answer this too, but only after the stream was counted and its tool set asked for.
     if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return sendRpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     const stream = await openMcpStream(req, res, options.protocol);
@@ -170,48 +164,20 @@ export async function startEndpointHttp(options: EndpointHttpOptions): Promise<E
       case 'resource-metadata':
         if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });
         return sendJson(res, 200, resourceMetadata(bound.publicUrl, route.scope, options.authorizationServers));
-      case 'healthz':
-        return sendJson(res, 200, { status: 'ok', service: 'mcp-endpoint' });
-      case 'readyz': {
-        const checks = options.readiness();
-        const ready = !shuttingDown && Object.values(checks).every(Boolean);
-        const named = Object.fromEntries(Object.entries(checks).map(([name, ok]) => [name, ok ? 'ok' : 'failing']));
-        return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : shuttingDown ? 'shutting down' : 'not ready', service: 'mcp-endpoint', checks: named });
-      }
       case 'not-found':
         return sendJson(res, 404, { error: 'not found' });
     }
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      log.error({ err: error }, 'request failed');
-      sendRpcError(res, 500, -32603, 'Internal error');
-    });
-  });
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const publicUrl = options.publicUrl(port);
-  bound.publicUrl = publicUrl;
-  bound.hosts = isLoopbackBind(options.host) ? allowedHosts(port, publicUrl) : undefined;
-
   return {
-    port,
-    publicUrl,
-    markShuttingDown: () => {
-      shuttingDown = true;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+    handle: (req, res) =>
+      handle(req, res).catch((error: unknown) => {
+        log.error({ err: error }, 'request failed');
+        sendRpcError(res, 500, -32603, 'Internal error');
       }),
+    listening: (port, publicUrl) => {
+      bound.publicUrl = publicUrl;
+      bound.hosts = isLoopbackBind(options.host) ? allowedHosts(port, publicUrl) : undefined;
+    },
   };
 }

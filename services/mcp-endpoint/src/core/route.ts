@@ -9,8 +9,6 @@ export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 export type Route =
   | { readonly kind: 'mcp'; readonly scope: Scope }
   | { readonly kind: 'resource-metadata'; readonly scope: Scope | undefined }
-  | { readonly kind: 'healthz' }
-  | { readonly kind: 'readyz' }
   | { readonly kind: 'not-found' };
 
 /** The scope `/<tenant>/<workspace>` names (valid ids only: they become NATS subject tokens). */
@@ -24,8 +22,6 @@ function scopeOf(rest: string): Scope | undefined {
 
 /** The route of a request path (without its query). */
 export function routeOf(pathname: string): Route {
-  if (pathname === '/healthz') return { kind: 'healthz' };
-  if (pathname === '/readyz') return { kind: 'readyz' };
   if (pathname === RESOURCE_METADATA_PATH || pathname === `${RESOURCE_METADATA_PATH}/`) return { kind: 'resource-metadata', scope: undefined };
   if (pathname.startsWith(`${RESOURCE_METADATA_PATH}${MCP_PATH_PREFIX}/`)) {
     const scope = scopeOf(pathname.slice(RESOURCE_METADATA_PATH.length + MCP_PATH_PREFIX.length));

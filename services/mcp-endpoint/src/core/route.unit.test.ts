@@ -17,8 +17,6 @@ describe('routes', () => {
     expect(routeOf('/.well-known/oauth-protected-resource')).toEqual({ kind: 'resource-metadata', scope: undefined });
     expect(routeOf('/.well-known/oauth-protected-resource/mcp/acme/main')).toEqual({ kind: 'resource-metadata', scope: { tenant: 'acme', workspace: 'main' } });
     expect(routeOf('/.well-known/oauth-protected-resource/mcp/acme')).toEqual({ kind: 'not-found' });
-    expect(routeOf('/healthz')).toEqual({ kind: 'healthz' });
-    expect(routeOf('/readyz')).toEqual({ kind: 'readyz' });
   });
 
   it('build the resource identifier and its metadata URL from the public URL', () => {
