@@ -46,10 +46,12 @@ import {
   LatencyRecorder,
   benchInfra,
   closedLoop,
+  countLost,
   cpuMsPerCall,
   describePhase,
   duplicatedExecutions,
   executionsByKey,
+  firstSuccess,
   openLoop,
   readCpuProfile,
   sampleCpu,
@@ -57,6 +59,7 @@ import {
   startServiceProcess,
   type CallOutcome,
   type CpuProfileSummary,
+  type OutcomeLookup,
   type PhaseResult,
   type ServiceProcess,
 } from '@toolplane/testing/bench';
@@ -238,7 +241,7 @@ try {
       return result.isError === true ? { ok: false, failure: errorText(result) } : { ok: true };
     }),
   };
-  await firstSuccess(byName.governedNats);
+  await firstSuccess(async () => (await byName.governedNats.call(new LatencyRecorder())) === 'ok', () => byName.governedNats.lastFailure);
 
   const servers = await infra.serverPids();
   const pids = { endpoint: endpoint.pid, adapter: adapter.pid, 'nats-server': servers['nats-server'], ferretdb: servers['ferretdb'], bench: process.pid, tool: echo.pid };
@@ -274,7 +277,13 @@ try {
 
   log(`draining: up to ${drainS} s for the outcome of ${byName.governedNats.notSucceeded.length + byName.governedMcp.notSucceeded.length} governed calls that did not succeed`);
   const drainUntil = Date.now() + drainS * 1000;
-  const lost = { governedNats: await countLost(toolplane, byName.governedNats.notSucceeded, drainUntil), governedMcp: await countLost(toolplane, byName.governedMcp.notSucceeded, drainUntil) };
+  // As the agent that made them: a call refused before it was recorded (NOT_FOUND) has no outcome either.
+  const outcomeOf = (key: string): Promise<OutcomeLookup> =>
+    toolplane.lookup(key).then(
+      (reply) => (reply.result === undefined ? 'none' : 'outcome'),
+      (error: unknown) => (hasErrorCode(error) && error.code === 'NOT_FOUND' ? 'none' : 'error'),
+    );
+  const lost = { governedNats: await countLost(byName.governedNats.notSucceeded, outcomeOf, drainUntil), governedMcp: await countLost(byName.governedMcp.notSucceeded, outcomeOf, drainUntil) };
   const executions = await executionsByKey(countFile);
   const prefixOf: Record<PathName, string> = { direct: 'direct-', governedNats: 'nats-', governedMcp: 'mcp-' };
   const duplicated = Object.fromEntries(paths.map((name) => [name, duplicatedExecutions(executions, (key) => key.startsWith(prefixOf[name]))])) as Record<PathName, number>;
@@ -325,43 +334,4 @@ try {
   for (const stop of stopLater.reverse()) await stop().catch(() => undefined);
   await infra.stop();
   await rm(work, { recursive: true, force: true });
-}
-
-/** Calls until one call succeeds (the provisioning is in force), or fails after 15 s with the last failure. */
-async function firstSuccess(caller: CallPath): Promise<void> {
-  const until = Date.now() + 15_000;
-  while ((await caller.call(new LatencyRecorder())) !== 'ok') {
-    if (Date.now() > until) throw new Error(`no governed call succeeded within 15 s: ${caller.lastFailure ?? 'no answer'}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/**
- * Calls without a success that have no outcome: looked up by key (as the agent that made them) until the adapter
- * has one with a result or `until` passed. A call refused before it was recorded (NOT_FOUND) has no outcome either:
- * lost. A lookup that fails counts as lost too, and is counted apart.
- */
-async function countLost(client: ToolplaneClient, keys: readonly string[], until: number): Promise<{ lost: number; lookupErrors: number }> {
-  let lost = 0;
-  let lookupErrors = 0;
-  const queue = [...keys];
-  const worker = async () => {
-    for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
-      for (;;) {
-        const found = await client.lookup(key).then(
-          (reply) => ({ outcome: reply.result !== undefined }),
-          (error: unknown) => ({ outcome: false, error: !(hasErrorCode(error) && error.code === 'NOT_FOUND') }),
-        );
-        if (found.outcome) break;
-        if (Date.now() > until) {
-          lost += 1;
-          if ('error' in found && found.error) lookupErrors += 1;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-  return { lost, lookupErrors };
 }

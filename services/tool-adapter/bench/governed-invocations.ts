@@ -49,12 +49,14 @@ import {
   LatencyRecorder,
   benchInfra,
   closedLoop,
+  countLost,
   counterDelta,
   cpuMsPerCall,
   describePhase as summary,
   duplicatedExecutions,
   echoServerPath,
   executionsByKey,
+  firstSuccess,
   openLoop,
   readCpuProfile,
   sampleCpu,
@@ -228,7 +230,8 @@ async function governedRun(options: GovernedRunOptions): Promise<{ result: Recor
     const contextToken = await keys.contextToken(scope, tool.agentId);
     const caller = new GovernedCaller(messaging, scope, tool.toolId, contextToken, tag);
     await caller.start();
-    await firstSuccess(caller);
+    const provisioned = () => firstSuccess(async () => (await caller.call(new LatencyRecorder())) === 'ok', () => caller.lastFailure ?? 'no reply');
+    await provisioned();
 
     let preloaded: PreloadReport | undefined;
     if (preloadCalls > 0) {
@@ -260,7 +263,7 @@ async function governedRun(options: GovernedRunOptions): Promise<{ result: Recor
         await options.restartSyncAlways();
         await reconnected(messaging);
         await startAdapter();
-        await firstSuccess(caller);
+        await provisioned();
       }
     }
     const syncAlways = options.nats.monitorUrl === undefined ? undefined : (await sampleStreams(options.nats.monitorUrl)).syncAlways;
@@ -282,7 +285,9 @@ async function governedRun(options: GovernedRunOptions): Promise<{ result: Recor
 
     log(`  draining: up to ${drainS} s for ${caller.owed} replies still owed`);
     await caller.drain(drainS * 1000);
-    const { lost, lookupErrors } = await countLost(messaging, contextToken, caller.unanswered());
+    // Accepted requests without a reply that have no outcome either: the adapter's lookup by key (as the agent that
+    // made them) finds no call, or one without a result.
+    const { lost, lookupErrors } = await countLost(caller.unanswered(), async (key) => ((await lookupInvocation(messaging, scope, contextToken, key))?.result === undefined ? 'none' : 'outcome'));
     const executions = await executionsByKey(countFile);
     const duplicated = duplicatedExecutions(executions);
     const notExecuted = caller.succeededKeys().filter((key) => !executions.has(key)).length;
@@ -332,38 +337,6 @@ async function reconnected(messaging: Messaging): Promise<void> {
     } else if (Date.now() > until) throw new Error('NATS did not come back within 30 s of its restart');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** Calls until one call succeeds (the provisioning is in force), or fails after 15 s with the last failure. */
-async function firstSuccess(caller: GovernedCaller): Promise<void> {
-  const until = Date.now() + 15_000;
-  while ((await caller.call(new LatencyRecorder())) !== 'ok') {
-    if (Date.now() > until) throw new Error(`no governed call succeeded within 15 s: ${caller.lastFailure ?? 'no reply'}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/**
- * Accepted requests without a reply that have no outcome either: the adapter's lookup by key (as the agent that
- * made them) finds no call, or one without a result. A lookup that fails counts as lost too, and is counted apart.
- */
-async function countLost(messaging: Messaging, contextToken: string, keys: readonly string[]): Promise<{ lost: number; lookupErrors: number }> {
-  let lost = 0;
-  let lookupErrors = 0;
-  const queue = [...keys];
-  const worker = async () => {
-    for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
-      try {
-        const found = await lookupInvocation(messaging, scope, contextToken, key);
-        if (found?.result === undefined) lost += 1;
-      } catch {
-        lost += 1;
-        lookupErrors += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-  return { lost, lookupErrors };
 }
 
 interface CostSample {

@@ -3,6 +3,7 @@
 export { readCpuProfile, summarizeCpuProfile, type CpuProfile, type CpuProfileSummary } from './cpu-profile-summary.js';
 export { duplicatedExecutions, echoServerPath, executionsByKey, startHttpEcho, type HttpEchoServer } from './echo-server.js';
 export { LatencyRecorder, closedLoop, describePhase, openLoop, type CallOutcome, type PhaseResult } from './load.js';
+export { countLost, firstSuccess, type OutcomeLookup } from './outcomes.js';
 export { benchInfra, type BenchInfra } from './local-servers.js';
 export { counterDelta, cpuMsPerCall, processCpuMs, sampleCpu, scrapeCounters } from './metrics.js';
 export { startServiceProcess, stopChild, type ServiceProcess, type ServiceProcessOptions } from './service-process.js';
