@@ -169,6 +169,8 @@ async function startWith<C extends StorelessServiceConfig>(
     for (const listener of listeners) listener({ host: config.HTTP_HOST, port: health.port });
   } catch (error) {
     controller.abort();
+    // The server listens already when a listener of onListening failed.
+    await health?.close();
     await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
     if (error instanceof StartupError) throw error;
     const code = (error as { code?: unknown }).code;

@@ -92,7 +92,8 @@ export class ToolListStreams {
 
   /** A read model changed for `change`'s scope (undefined: possibly for every scope, e.g. after a watch restarted). */
   changed(change: ToolSetChange | undefined): void {
-    if (this.#closed) return;
+    // No stream open: nobody to tell (a stream opened later starts from the set as it is then).
+    if (this.#closed || this.#streams.size === 0) return;
     const key = change === undefined ? '*' : `${change.tenant}/${change.workspace ?? '*'}`;
     if (this.#pending.has(key)) return;
     const timer = setTimeout(() => {
