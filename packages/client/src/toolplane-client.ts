@@ -240,8 +240,10 @@ class Client implements ToolplaneClient {
     reply.catch(() => undefined);
     recovery.catch(() => undefined);
     try {
-      // The server knows the inbox before the request can be answered.
-      await this.#listening({ deadline, signal: work, what, key });
+      // The server knows the inbox before the request can be answered: it reads a connection's SUB before the PUB
+      // that follows it, and the reply can only come after the request was stored. A flush (a round trip per call)
+      // adds nothing to that ordering; it is needed only to wait out a connection that is down right now.
+      if (!this.#messaging.isConnected()) await this.#listening({ deadline, signal: work, what, key });
       this.#reconnectListeners.add(onReconnect);
       const ack = await this.#publish(prepared.request, { deadline, signal: work, what, key });
       // A duplicate was published before (a retry of the same call): its reply went to that call's inbox.
