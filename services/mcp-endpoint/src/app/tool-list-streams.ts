@@ -8,7 +8,9 @@ import type { Caller } from './authenticate.js';
 // binding writes several descriptor versions at once, an operator may flip several switches) every stream of that
 // scope asks the adapter for its caller's set again, and only a stream whose set's digest moved is told
 // `notifications/tools/list_changed`. The set is always the adapter's, asked with the stream's own token: the
-// endpoint never works out itself what an agent may see.
+// endpoint never works out itself what an agent may see. Streams opened with the same token (one client's
+// reconnects, one agent's several clients) share one question per change: a token names one workspace and one
+// agent, so its answer is theirs alike.
 
 /** Where a stream's notifications go. */
 export interface ToolListSink {
@@ -38,10 +40,12 @@ interface OpenStream {
   readonly abort: AbortController;
   /** The digest of the set the client was last told about (or saw when it opened the stream). */
   digest: string | undefined;
-  /** A look at the set is under way; `again` asks for one more once it ends (changes never coalesce into a lost one). */
-  looking: boolean;
-  again: boolean;
   expiry: NodeJS.Timeout | undefined;
+}
+
+/** A look at one token's set under way; `again` asks for one more once it ends (a change is never lost in one). */
+interface Look {
+  again: boolean;
 }
 
 /** The largest delay setTimeout takes (about 24.8 days); a token valid longer is looked at again then. */
@@ -50,21 +54,24 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** The open notification streams of this replica. */
 export class ToolListStreams {
   readonly #options: ToolListStreamsOptions;
-  readonly #streams = new Set<OpenStream>();
-  readonly #pending = new Map<string, { change: ToolSetChange | undefined; timer: NodeJS.Timeout }>();
-  #closed = false;
+  /** Open streams by token (every stream of a token is in that token's workspace). */
+  readonly #byToken = new Map<string, Set<OpenStream>>();
+  #size = 0;
+  readonly #looks = new Map<string, Look>();
+  readonly #pending = new Map<string, NodeJS.Timeout>();
+  readonly #closing = new AbortController();
 
   constructor(options: ToolListStreamsOptions) {
     this.#options = options;
   }
 
   get size(): number {
-    return this.#streams.size;
+    return this.#size;
   }
 
   /** Whether another stream may open now. */
   hasRoom(): boolean {
-    return !this.#closed && this.#streams.size < this.#options.maxStreams;
+    return !this.#closing.signal.aborted && this.#size < this.#options.maxStreams;
   }
 
   /**
@@ -74,10 +81,13 @@ export class ToolListStreams {
    */
   open(caller: Caller, sink: ToolListSink, expiresAtMs: number | undefined): (() => void) | undefined {
     if (!this.hasRoom()) return undefined;
-    const stream: OpenStream = { caller, sink, abort: new AbortController(), digest: undefined, looking: false, again: false, expiry: undefined };
-    this.#streams.add(stream);
+    const stream: OpenStream = { caller, sink, abort: new AbortController(), digest: undefined, expiry: undefined };
+    const streams = this.#byToken.get(caller.token) ?? new Set<OpenStream>();
+    streams.add(stream);
+    this.#byToken.set(caller.token, streams);
+    this.#size += 1;
     if (expiresAtMs !== undefined) this.#expireAt(stream, expiresAtMs);
-    this.#options.onEvent?.({ type: 'opened', caller, streams: this.#streams.size });
+    this.#options.onEvent?.({ type: 'opened', caller, streams: this.#size });
     // Without a first digest the next change notifies (the client may have missed something): not fatal.
     this.#options.list(caller, stream.abort.signal).then(
       (tools) => {
@@ -93,25 +103,30 @@ export class ToolListStreams {
   /** A read model changed for `change`'s scope (undefined: possibly for every scope, e.g. after a watch restarted). */
   changed(change: ToolSetChange | undefined): void {
     // No stream open: nobody to tell (a stream opened later starts from the set as it is then).
-    if (this.#closed || this.#streams.size === 0) return;
+    if (this.#closing.signal.aborted || this.#size === 0) return;
     const key = change === undefined ? '*' : `${change.tenant}/${change.workspace ?? '*'}`;
     if (this.#pending.has(key)) return;
     const timer = setTimeout(() => {
       this.#pending.delete(key);
-      for (const stream of this.#streams) if (change === undefined || changeCovers(change, stream.caller.scope)) this.#look(stream);
+      for (const [token, streams] of this.#byToken) {
+        const scope = streams.values().next().value?.caller.scope;
+        if (scope !== undefined && (change === undefined || changeCovers(change, scope))) this.#look(token);
+      }
     }, this.#options.debounceMs);
     timer.unref();
-    this.#pending.set(key, { change, timer });
+    this.#pending.set(key, timer);
   }
 
   /** Ends every stream and stops looking (shutdown: the streams must not hold the drain up). */
   closeAll(): void {
-    this.#closed = true;
-    for (const { timer } of this.#pending.values()) clearTimeout(timer);
+    this.#closing.abort(new Error('the endpoint is stopping'));
+    for (const timer of this.#pending.values()) clearTimeout(timer);
     this.#pending.clear();
-    for (const stream of [...this.#streams]) {
-      this.#drop(stream);
-      stream.sink.close();
+    for (const streams of [...this.#byToken.values()]) {
+      for (const stream of [...streams]) {
+        this.#drop(stream);
+        stream.sink.close();
+      }
     }
   }
 
@@ -131,35 +146,43 @@ export class ToolListStreams {
   }
 
   #drop(stream: OpenStream): void {
-    if (!this.#streams.delete(stream)) return;
+    const streams = this.#byToken.get(stream.caller.token);
+    if (streams?.delete(stream) !== true) return;
+    if (streams.size === 0) this.#byToken.delete(stream.caller.token);
+    this.#size -= 1;
     clearTimeout(stream.expiry);
     stream.abort.abort(new Error('the stream ended'));
-    this.#options.onEvent?.({ type: 'ended', caller: stream.caller, streams: this.#streams.size });
+    this.#options.onEvent?.({ type: 'ended', caller: stream.caller, streams: this.#size });
   }
 
-  #look(stream: OpenStream): void {
-    if (stream.looking) {
-      stream.again = true;
+  /** Asks for a token's set once and tells each of its streams whose digest it moves. */
+  #look(token: string): void {
+    const running = this.#looks.get(token);
+    if (running !== undefined) {
+      running.again = true;
       return;
     }
-    stream.looking = true;
+    const look: Look = { again: false };
+    this.#looks.set(token, look);
     void (async () => {
       try {
         do {
-          stream.again = false;
-          const digest = toolSetDigest(await this.#options.list(stream.caller, stream.abort.signal));
-          if (!this.#streams.has(stream)) return;
-          const changed = digest !== stream.digest;
-          this.#options.onEvent?.({ type: 'looked', caller: stream.caller, changed, streams: this.#streams.size });
-          if (changed) {
+          look.again = false;
+          const first = this.#byToken.get(token)?.values().next().value;
+          if (first === undefined) return;
+          const digest = toolSetDigest(await this.#options.list(first.caller, this.#closing.signal));
+          for (const stream of [...(this.#byToken.get(token) ?? [])]) {
+            const changed = digest !== stream.digest;
+            this.#options.onEvent?.({ type: 'looked', caller: stream.caller, changed, streams: this.#size });
+            if (!changed) continue;
             stream.digest = digest;
-            await stream.sink.notify();
+            await stream.sink.notify().catch((error: unknown) => this.#options.onError(error, 'sending list_changed'));
           }
-        } while (stream.again && this.#streams.has(stream));
+        } while (look.again);
       } catch (error) {
-        if (!stream.abort.signal.aborted) this.#options.onError(error, 'looking at a stream’s tool set again');
+        if (!this.#closing.signal.aborted) this.#options.onError(error, 'looking at a token’s tool set again');
       } finally {
-        stream.looking = false;
+        this.#looks.delete(token);
       }
     })();
   }

@@ -17,8 +17,12 @@ const callerOf = (agentId: string, workspace = 'main'): Caller => ({
 function harness(options: { maxStreams?: number } = {}) {
   const sets = new Map<string, McpToolEntry[]>();
   const looks: { agentId: string; changed: boolean | undefined }[] = [];
+  const asked: string[] = [];
   const streams = new ToolListStreams({
-    list: (caller) => Promise.resolve(sets.get(caller.token) ?? []),
+    list: (caller) => {
+      asked.push(caller.claims.agentId);
+      return Promise.resolve(sets.get(caller.token) ?? []);
+    },
     maxStreams: options.maxStreams ?? 10,
     debounceMs: 5,
     onError: (error) => {
@@ -35,7 +39,7 @@ function harness(options: { maxStreams?: number } = {}) {
   const settled = async (count: number) => {
     while (looks.length < count) await new Promise((resolve) => setTimeout(resolve, 2));
   };
-  return { sets, looks, streams, sink, settled };
+  return { sets, looks, asked, streams, sink, settled };
 }
 
 describe('the notification streams of a replica', () => {
@@ -61,6 +65,22 @@ describe('the notification streams of a replica', () => {
     streams.changed({ tenant: 'acme', workspace: undefined });
     await settled(4);
     expect([a.counts.notified, b.counts.notified]).toEqual([0, 1]);
+  });
+
+  it('asks once per token for the streams it opened, and tells each of them', async () => {
+    const { sets, asked, streams, sink, settled } = harness();
+    const alice = callerOf('alice');
+    const first = sink();
+    const second = sink();
+    streams.open(alice, first.sink, undefined);
+    streams.open(alice, second.sink, undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    asked.length = 0;
+    sets.set(alice.token, [tool('a.x')]);
+    streams.changed({ tenant: 'acme', workspace: 'main' });
+    await settled(2);
+    expect(asked).toEqual(['alice']);
+    expect([first.counts.notified, second.counts.notified]).toEqual([1, 1]);
   });
 
   it('looks only at the streams of the changed scope, once per quiet period', async () => {
