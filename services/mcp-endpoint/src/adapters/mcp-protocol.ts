@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 /* eslint-enable no-restricted-imports */
 import { hasErrorCode, type JsonObject } from '@toolplane/contracts';
 import type { Caller } from '../app/authenticate.js';
@@ -69,9 +70,13 @@ const instructions =
 // Every answer declares that the tool list may change: a client that opened the GET stream hears when it does.
 const capabilities = { tools: { listChanged: true } } as const;
 
+// A Server builds its own Ajv (for elicitation answers, which the endpoint never asks for) unless it is given one:
+// that was a seventh of the endpoint's CPU per request. One validator serves every per-request Server.
+const serverOptions = { capabilities, instructions, jsonSchemaValidator: new AjvJsonSchemaValidator() };
+
 /** Answers one POST: builds a server for the caller, connects a fresh stateless transport, hands it the body. */
 export async function answerMcpPost(post: McpPost, deps: McpProtocolDeps): Promise<void> {
-  const server = new Server({ name: deps.identity.name, version: deps.identity.version }, { capabilities, instructions });
+  const server = new Server({ name: deps.identity.name, version: deps.identity.version }, serverOptions);
   server.onerror = deps.onError;
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
@@ -124,7 +129,7 @@ export interface McpStream {
  * carries only what happens while it is open (the endpoint keeps no event store, so no Last-Event-ID resumption).
  */
 export async function openMcpStream(req: IncomingMessage, res: ServerResponse, deps: Pick<McpProtocolDeps, 'identity' | 'onError'>): Promise<McpStream> {
-  const server = new Server({ name: deps.identity.name, version: deps.identity.version }, { capabilities, instructions });
+  const server = new Server({ name: deps.identity.name, version: deps.identity.version }, serverOptions);
   server.onerror = deps.onError;
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   const ended = new Promise<void>((resolve) => res.once('close', () => resolve()));
