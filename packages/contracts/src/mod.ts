@@ -111,6 +111,7 @@ export {
 } from './classification.js';
 export { DeadLetter } from './dead-letter.js';
 export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter, kvKeyToken } from './descriptor-read-model.js';
+export { agentProfileBucketSettings, tenantPolicyBucketSettings } from './policy-read-model.js';
 export {
   COMMAND_PATTERN_OPTIONS,
   DEFAULT_MAX_PATTERN_LENGTH,

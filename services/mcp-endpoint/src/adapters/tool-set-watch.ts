@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentProfileBucketSettings, tenantPolicyBucketSettings } from '@toolplane/contracts';
 import { descriptorBucket, openKv, type KvBucketSpec, type Messaging } from '@toolplane/messaging';
 import { toolSetChangeOf, type ToolSetChange, type ToolSetSource } from '../core/tool-set-change.js';
 
@@ -9,22 +10,8 @@ import { toolSetChangeOf, type ToolSetChange, type ToolSetSource } from '../core
 // restarted, the bucket not created yet) is started again; once a restarted one is complete, every stream looks
 // again, since changes made while it was down were not seen one by one.
 
-// The adapter's buckets, as it declares them (services/tool-adapter/src/adapters/policy-buckets.ts): the endpoint
-// only reads them, and opening an existing bucket changes nothing about it.
-const agentProfileBucket: KvBucketSpec = {
-  name: 'TOOL_ADAPTER_AGENT_PROFILES',
-  description: 'Agent profiles by tenant, workspace and agent; written by the tool adapter.',
-  history: 1,
-  storage: 'file',
-};
-const tenantPolicyBucket: KvBucketSpec = {
-  name: 'TOOL_ADAPTER_TENANT_POLICIES',
-  description: 'Tenant policies (kill switches included) by tenant; written by the tool adapter.',
-  history: 1,
-  storage: 'file',
-};
-
-const buckets: Readonly<Record<ToolSetSource, KvBucketSpec>> = { descriptors: descriptorBucket, profiles: agentProfileBucket, policies: tenantPolicyBucket };
+// The endpoint only reads these; opening an existing bucket with its writer's settings changes nothing about it.
+const buckets: Readonly<Record<ToolSetSource, KvBucketSpec>> = { descriptors: descriptorBucket, profiles: agentProfileBucketSettings, policies: tenantPolicyBucketSettings };
 
 export interface ToolSetWatchOptions {
   /** A change that may alter the tool sets of its scope; undefined: of any scope (a watch restarted). */

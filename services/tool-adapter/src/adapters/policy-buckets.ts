@@ -1,4 +1,4 @@
-import { AgentProfile, IsoDateTime, TenantPolicy, kvKeyToken, type Scope } from '@toolplane/contracts';
+import { AgentProfile, IsoDateTime, TenantPolicy, agentProfileBucketSettings, kvKeyToken, tenantPolicyBucketSettings, type Scope } from '@toolplane/contracts';
 import { openKv, type KvBucketSpec, type Messaging, type TypedKv } from '@toolplane/messaging';
 import type { z } from 'zod';
 
@@ -8,20 +8,10 @@ import type { z } from 'zod';
 // value, so it keeps counting across a delete and a re-create.
 
 /** The agent-profile bucket: one entry per agent in a workspace, `{tenant}.{workspace}.{b64url(agentId)}`. */
-export const agentProfileBucket: KvBucketSpec = {
-  name: 'TOOL_ADAPTER_AGENT_PROFILES',
-  description: 'Agent profiles by tenant, workspace and agent; written by the tool adapter.',
-  history: 1,
-  storage: 'file',
-};
+export const agentProfileBucket: KvBucketSpec = agentProfileBucketSettings;
 
 /** The tenant-policy bucket: one entry per tenant, keyed by the tenant id. */
-export const tenantPolicyBucket: KvBucketSpec = {
-  name: 'TOOL_ADAPTER_TENANT_POLICIES',
-  description: 'Tenant policies (kill switches included) by tenant; written by the tool adapter.',
-  history: 1,
-  storage: 'file',
-};
+export const tenantPolicyBucket: KvBucketSpec = tenantPolicyBucketSettings;
 
 /**
  * A stored agent profile. A deleted profile stays as a tombstone (`deletedAt`) that keeps its version, so a write
