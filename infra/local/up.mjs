@@ -47,16 +47,17 @@ function runStep(label, command, args, env = process.env) {
 let natsUrl = process.env.NATS_URL;
 let mongoUrl = process.env.MONGODB_URL;
 let startedInfra = false;
-if (!natsUrl && !mongoUrl) {
-  runStep('installing local nats-server and FerretDB (the first run builds them with Go: about 9 minutes on 2 cores)', 'bash', ['infra/local/install.sh']);
+const localInfra = !natsUrl && !mongoUrl;
+if (!localInfra && (!natsUrl || !mongoUrl)) fail('set both NATS_URL and MONGODB_URL, or neither (to use the local nats-server and FerretDB)');
+if (localInfra) runStep('installing local nats-server and FerretDB (the first run builds them with Go: about 9 minutes on 2 cores)', 'bash', ['infra/local/install.sh']);
+// Built before anything is started: a build that fails leaves no server running behind it.
+runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
+if (localInfra) {
   const out = runStep('starting local nats-server and FerretDB', 'bash', ['infra/local/start.sh']);
   natsUrl = /NATS_URL=(\S+)/.exec(out)?.[1];
   mongoUrl = /MONGODB_URL=(\S+)/.exec(out)?.[1];
   startedInfra = !/already running/.test(out);
-} else if (!natsUrl || !mongoUrl) {
-  fail('set both NATS_URL and MONGODB_URL, or neither (to use the local nats-server and FerretDB)');
 }
-runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 
 // Development keys (kept in .local across runs); a key the environment sets wins over the file's. dev-keys.mjs needs
 // the build, hence imported only now.
