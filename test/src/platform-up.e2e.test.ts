@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, testScope } from '@toolplane/testing';
 import { startPrivateNats, type PrivateNats } from './platform-harness.js';
-import { environmentNames, processGroupOf, serviceNames, startLocalPlatform, type LocalPlatform, type ServiceName } from './service-process.js';
+import { environmentNames, freeBasePort, processGroupOf, serviceNames, startLocalPlatform, type LocalPlatform, type ServiceName } from './service-process.js';
 
 const scope = testScope('platform');
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -49,7 +49,7 @@ describe('npm start (infra/local/up.mjs)', () => {
       mongoUrl: scope.mongoUrl,
       database: scope.dbName,
       localDir: path.join(dir, 'local'),
-      basePort: 20_000 + Math.floor(Math.random() * 30_000),
+      basePort: await freeBasePort(),
     });
     try {
       const pids = new Map<ServiceName, number>();

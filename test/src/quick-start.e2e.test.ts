@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, testScope } from '@toolplane/testing';
 import { startPrivateNats, type PrivateNats } from './platform-harness.js';
-import { startLocalPlatform, type LocalPlatform } from './service-process.js';
+import { freeBasePort, startLocalPlatform, type LocalPlatform } from './service-process.js';
 
 const scope = testScope('quickstart');
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -56,7 +56,7 @@ beforeAll(async () => {
     mongoUrl: scope.mongoUrl,
     database: scope.dbName,
     localDir,
-    basePort: 20_000 + Math.floor(Math.random() * 30_000),
+    basePort: await freeBasePort(),
   });
   // A user's shell: no scope settings (the CLI takes tenant and workspace from the token), the platform's NATS.
   env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TOOLPLANE_') && key !== 'NATS_URL'));

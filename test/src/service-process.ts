@@ -1,6 +1,7 @@
 // Runs a service's composition root as a real child process, from source, the way an operator runs it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -104,6 +105,29 @@ export interface LocalPlatformOptions {
   /** TOOLPLANE_LOCAL_DIR: development keys, logs. */
   readonly localDir: string;
   readonly basePort: number;
+}
+
+/** Whether nothing listens on a local port right now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A first port of `count` consecutive free ones for `npm start`'s services, below Linux's ephemeral range (from 32768),
+ * where the local ports of other tests' outgoing connections would take one between this check and the listen.
+ */
+export async function freeBasePort(count = 8): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = 20_000 + Math.floor(Math.random() * (12_700 - count));
+    let free = true;
+    for (let port = base; port < base + count && free; port += 1) free = await portFree(port);
+    if (free) return base;
+  }
+  throw new Error('no run of free ports below 32768');
 }
 
 /** Runs `infra/local/up.mjs` and resolves once it says the platform is up (rejects if it exits first). */
