@@ -44,17 +44,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function startLocal(): Promise<Infra> {
+/** Fresh local servers from infra/local: their URLs, ports and data folder (pid files under `run/`). */
+export interface LocalServers {
+  readonly natsUrl: string;
+  readonly mongoUrl: string;
+  readonly natsMonitorPort: number;
+  readonly ferretDebugPort: number;
+  /** TOOLPLANE_LOCAL_DIR of the run: data, logs and pid files. */
+  readonly dir: string;
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts nats-server and FerretDB with infra/local's scripts on free ports, in a fresh folder named `<prefix>…`. */
+export async function startLocalServers(prefix: string, baseEnv: NodeJS.ProcessEnv = process.env): Promise<LocalServers> {
   const bin = path.join(repoRoot, '.local/bin');
   for (const name of ['nats-server', 'ferretdb']) {
     if (!existsSync(path.join(bin, name))) {
       throw new Error(`${path.join(bin, name)} is missing: run \`npm run infra:install\` (or set NATS_URL and MONGODB_URL)`);
     }
   }
-  const dir = await mkdtemp(path.join(tmpdir(), 'toolplane-test-'));
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
   const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env = {
-    ...process.env,
+    ...baseEnv,
     TOOLPLANE_LOCAL_DIR: dir,
     NATS_PORT: String(natsPort),
     NATS_MONITOR_PORT: String(monitorPort),
@@ -72,7 +84,12 @@ async function startLocal(): Promise<Infra> {
     await stop();
     throw error;
   }
-  return { kind: 'local', natsUrl: `nats://127.0.0.1:${natsPort}`, mongoUrl: `mongodb://127.0.0.1:${mongoPort}`, stop };
+  return { natsUrl: `nats://127.0.0.1:${natsPort}`, mongoUrl: `mongodb://127.0.0.1:${mongoPort}`, natsMonitorPort: monitorPort, ferretDebugPort: debugPort, dir, stop };
+}
+
+async function startLocal(): Promise<Infra> {
+  const { natsUrl, mongoUrl, stop } = await startLocalServers('toolplane-test-');
+  return { kind: 'local', natsUrl, mongoUrl, stop };
 }
 
 async function dockerReachable(env: NodeJS.ProcessEnv): Promise<boolean> {

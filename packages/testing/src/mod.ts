@@ -1,3 +1,3 @@
 export { eventually } from './eventually.js';
-export { freePort, startInfra, type Infra, type InfraKind } from './infra.js';
+export { freePort, startInfra, startLocalServers, type Infra, type InfraKind, type LocalServers } from './infra.js';
 export { testScope, uniqueName, type TestScope } from './scope.js';

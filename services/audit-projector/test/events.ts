@@ -143,3 +143,15 @@ export function callEvents(plan: CallPlan): CallEvent[] {
   });
   return events;
 }
+
+/** A deterministic shuffle (a linear congruential generator), so a failure can be replayed. */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed;
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}

@@ -10,7 +10,7 @@ import { callKey, emptyCallState, foldCallEvent, type CallEvent, type CallFoldSt
 import { callDocument } from '../src/call-writer.js';
 import { auditChain, flowJournalCollection, runtimeToolCallsCollection } from '../src/collections.js';
 import { foldJournal, journalInOrder, type Journal } from '../src/journal-fold.js';
-import { callEvents } from './events.js';
+import { callEvents, shuffled } from './events.js';
 import { connectClient, eventually, openStore, operatorKey, projectorScope, publishEvents } from './harness.js';
 
 // Two projector replicas as real processes share the pinned consumer; the one the server pinned (the only one that
@@ -90,18 +90,6 @@ function makeCalls(count: number): CallEvent[] {
       startMs: Date.parse('2026-04-01T10:00:00.000Z') + i * 60_000,
     }),
   ).flat();
-}
-
-/** A deterministic shuffle, so a failure can be replayed. */
-function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const out = [...items];
-  let state = seed;
-  for (let i = out.length - 1; i > 0; i -= 1) {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    const j = state % (i + 1);
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
 }
 
 function canonical(value: unknown): string {

@@ -9,7 +9,7 @@ import { callKey, emptyCallState, foldCallEvent, type CallEvent, type CallFoldSt
 import { callDocument } from '../src/call-writer.js';
 import { auditChain, flowJournalCollection, runtimeToolCallsCollection } from '../src/collections.js';
 import { foldJournal, journalInOrder, type Journal } from '../src/journal-fold.js';
-import { callEvents, type AttemptOutcome } from './events.js';
+import { callEvents, shuffled, type AttemptOutcome } from './events.js';
 import { call, codeOf, connectClient, eventually, openStore, operatorKey, operatorToken, projectorScope, publishEvents, startProjector } from './harness.js';
 
 // Two projector replicas share one durable consumer over real NATS and FerretDB. The test publishes events out
@@ -33,18 +33,6 @@ afterAll(async () => {
   await store?.db.dropDatabase();
   await store?.close();
 });
-
-/** A deterministic shuffle (a linear congruential generator), so a failure can be replayed. */
-function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const out = [...items];
-  let state = seed;
-  for (let i = out.length - 1; i > 0; i -= 1) {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    const j = state % (i + 1);
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 
 const outcomes: AttemptOutcome[] = ['Completed', 'Failed', 'Cancelled', 'Uncertain', 'Denied', 'InFlight'];
 

@@ -40,9 +40,10 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateSigningKeyPair } from '@toolplane/auth';
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
-import { ToolDescriptor, hasErrorCode, mcpMetaKeys, type RateLimitRule, type Scope } from '@toolplane/contracts';
+import { ToolDescriptor, hasErrorCode, mcpMetaKeys, type Scope } from '@toolplane/contracts';
 import { connectMessaging, openKv } from '@toolplane/messaging';
 import {
+  benchSettings,
   LatencyRecorder,
   benchInfra,
   closedLoop,
@@ -79,16 +80,9 @@ import {
 
 const env = process.env;
 const argv = process.argv.slice(2);
-const useRunning = argv.includes('--use-running') || env['BENCH_USE_RUNNING'] === '1';
-const profile = argv.includes('--profile') || env['BENCH_PROFILE'] === '1';
-const inFlight = Number(env['BENCH_IN_FLIGHT'] ?? 16);
-const warmupS = Number(env['BENCH_WARMUP_S'] ?? 5);
-const sustainedS = Number(env['BENCH_SECONDS'] ?? 20);
-const halfS = Number(env['BENCH_HALF_SECONDS'] ?? 10);
-const drainS = Number(env['BENCH_DRAIN_S'] ?? 30);
+const { useRunning, profile, inFlight, warmupS, sustainedS, halfS, drainS, rateLimit } = benchSettings(env, argv);
 const callTimeoutMs = Number(env['BENCH_CALL_TIMEOUT_MS'] ?? 30_000);
 const logLevel = env['BENCH_LOG_LEVEL'] ?? 'warn';
-const rateLimit: RateLimitRule = { tools: 'bench.*', per: 'AGENT_TOOL', limit: Number(env['BENCH_RATE_LIMIT'] ?? 100_000), windowMs: Number(env['BENCH_RATE_WINDOW_MS'] ?? 1_000) };
 /** The target: the endpoint adds at most this much p50 over the NATS path at half load. */
 const targetAddedP50Ms = 1;
 const repoRoot = path.resolve(import.meta.dirname, '../../..');

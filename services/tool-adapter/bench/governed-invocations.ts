@@ -40,12 +40,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { RateLimitRule, Scope } from '@toolplane/contracts';
+import type { Scope } from '@toolplane/contracts';
 import { createMcpPool, type McpTarget } from '@toolplane/mcp';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { connectStore } from '@toolplane/store';
 import { lookupInvocation } from './adapter-commands.js';
 import {
+  benchSettings,
   LatencyRecorder,
   benchInfra,
   closedLoop,
@@ -74,17 +75,10 @@ import { StageTimeline } from './stage-timeline.js';
 
 const env = process.env;
 const argv = process.argv.slice(2);
-const useRunning = argv.includes('--use-running') || env['BENCH_USE_RUNNING'] === '1';
-const profile = argv.includes('--profile') || env['BENCH_PROFILE'] === '1';
-const inFlight = Number(env['BENCH_IN_FLIGHT'] ?? 16);
-const warmupS = Number(env['BENCH_WARMUP_S'] ?? 5);
-const sustainedS = Number(env['BENCH_SECONDS'] ?? 20);
-const halfS = Number(env['BENCH_HALF_SECONDS'] ?? 10);
-const drainS = Number(env['BENCH_DRAIN_S'] ?? 30);
+const { useRunning, profile, inFlight, warmupS, sustainedS, halfS, drainS, rateLimit } = benchSettings(env, argv);
 const syncAlwaysRun = env['BENCH_SYNC_ALWAYS'] !== '0';
 const preloadCalls = Number(env['BENCH_PRELOAD'] ?? 0);
 const preloadSettleMs = Number(env['BENCH_PRELOAD_SETTLE_S'] ?? 300) * 1000;
-const rateLimit: RateLimitRule = { tools: 'bench.*', per: 'AGENT_TOOL', limit: Number(env['BENCH_RATE_LIMIT'] ?? 100_000), windowMs: Number(env['BENCH_RATE_WINDOW_MS'] ?? 1_000) };
 const awaited = awaitedStreamMatcher(env['BENCH_AWAITED_STREAMS']);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));

@@ -1,15 +1,8 @@
 // The servers a benchmark runs against: fresh NATS and FerretDB from infra/local on free ports (with their metrics
 // endpoints and process ids, for costs), or the running ones the environment names.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { freePort } from '../infra.js';
-
-const run = promisify(execFile);
-// src/bench and dist/bench are both four levels below the repository root.
-const repoRoot = path.resolve(import.meta.dirname, '../../../..');
+import { startLocalServers } from '../infra.js';
 
 /** NATS and a MongoDB-protocol server for the run, with their metrics endpoints when known. */
 export interface BenchInfra {
@@ -32,40 +25,20 @@ export async function benchInfra(env: NodeJS.ProcessEnv, useRunning: boolean): P
     if (!natsUrl || !mongoUrl) throw new Error('--use-running needs NATS_URL and MONGODB_URL');
     return { natsUrl, mongoUrl, ferretMetricsUrl: env['BENCH_FERRETDB_METRICS_URL'], natsMonitorUrl: env['BENCH_NATS_MONITOR_URL'], serverPids: () => Promise.resolve({}), stop: async () => {} };
   }
-  const dir = await mkdtemp(path.join(tmpdir(), 'toolplane-bench-'));
-  const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const scriptEnv = {
-    ...env,
-    TOOLPLANE_LOCAL_DIR: dir,
-    NATS_PORT: String(natsPort),
-    NATS_MONITOR_PORT: String(monitorPort),
-    MONGO_PORT: String(mongoPort),
-    FERRETDB_DEBUG_PORT: String(debugPort),
-  };
-  const script = (name: string) => path.join(repoRoot, 'infra/local', name);
-  const stop = async () => {
-    await run('bash', [script('stop.sh')], { env: scriptEnv });
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    await run('bash', [script('start.sh')], { env: scriptEnv });
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const servers = await startLocalServers('toolplane-bench-', env);
   return {
-    natsUrl: `nats://127.0.0.1:${natsPort}`,
-    mongoUrl: `mongodb://127.0.0.1:${mongoPort}`,
-    ferretMetricsUrl: `http://127.0.0.1:${debugPort}/debug/metrics`,
-    natsMonitorUrl: `http://127.0.0.1:${monitorPort}`,
+    natsUrl: servers.natsUrl,
+    mongoUrl: servers.mongoUrl,
+    ferretMetricsUrl: `http://127.0.0.1:${servers.ferretDebugPort}/debug/metrics`,
+    natsMonitorUrl: `http://127.0.0.1:${servers.natsMonitorPort}`,
     serverPids: async () => {
       const pids: Record<string, number> = {};
       for (const name of ['nats-server', 'ferretdb']) {
-        const pid = Number((await readFile(path.join(dir, 'run', `${name}.pid`), 'utf8').catch(() => '')).trim());
+        const pid = Number((await readFile(path.join(servers.dir, 'run', `${name}.pid`), 'utf8').catch(() => '')).trim());
         if (pid > 0) pids[name] = pid;
       }
       return pids;
     },
-    stop,
+    stop: servers.stop,
   };
 }

@@ -6,4 +6,5 @@ export { LatencyRecorder, closedLoop, describePhase, openLoop, type CallOutcome,
 export { countLost, firstSuccess, type OutcomeLookup } from './outcomes.js';
 export { benchInfra, type BenchInfra } from './local-servers.js';
 export { counterDelta, cpuMsPerCall, processCpuMs, sampleCpu, scrapeCounters } from './metrics.js';
+export { benchSettings, type BenchSettings } from './settings.js';
 export { startServiceProcess, stopChild, type ServiceProcess, type ServiceProcessOptions } from './service-process.js';
