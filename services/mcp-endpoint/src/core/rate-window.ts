@@ -22,11 +22,15 @@ export type RateDecision =
   | { readonly admitted: true; readonly state: RateWindowState }
   | { readonly admitted: false; readonly state: RateWindowState; readonly retryAfterMs: number };
 
-const sliceMs = (config: RateWindowConfig) => config.windowMs / config.slices;
+// Slice indexes and starts from whole products (time × slices, index × window) rather than from a fractional slice
+// length: with a window of 9978 ms in 9 slices, `15 * (9978 / 9)` is a hair below 16630 and `16630 / (9978 / 9)` a hair
+// below 15, so a request made at the moment a refusal named would still have been refused.
+const sliceOf = (now: number, config: RateWindowConfig) => Math.floor((now * config.slices) / config.windowMs);
+const sliceStart = (slice: number, config: RateWindowConfig) => Math.ceil((slice * config.windowMs) / config.slices);
 
 /** The counts still counted at `now`: slices from `slices` before the current one on. */
 function live(state: RateWindowState | undefined, now: number, config: RateWindowConfig): { readonly slice: number; readonly count: number }[] {
-  const current = Math.floor(now / sliceMs(config));
+  const current = sliceOf(now, config);
   return (state?.counts ?? []).filter((entry) => entry.slice >= current - config.slices);
 }
 
@@ -34,7 +38,7 @@ function live(state: RateWindowState | undefined, now: number, config: RateWindo
 export function decideRate(state: RateWindowState | undefined, now: number, config: RateWindowConfig): RateDecision {
   const counts = live(state, now, config);
   const used = counts.reduce((sum, entry) => sum + entry.count, 0);
-  const current = Math.floor(now / sliceMs(config));
+  const current = sliceOf(now, config);
   if (used < config.limit) {
     const last = counts.at(-1);
     const next = last?.slice === current ? [...counts.slice(0, -1), { slice: current, count: last.count + 1 }] : [...counts, { slice: current, count: 1 }];
@@ -45,7 +49,7 @@ export function decideRate(state: RateWindowState | undefined, now: number, conf
   let freeAt = now;
   for (const entry of counts) {
     remaining -= entry.count;
-    freeAt = (entry.slice + config.slices + 1) * sliceMs(config);
+    freeAt = sliceStart(entry.slice + config.slices + 1, config);
     if (remaining < config.limit) break;
   }
   return { admitted: false, state: { counts }, retryAfterMs: Math.max(1, Math.ceil(freeAt - now)) };

@@ -53,6 +53,16 @@ describe('the sliding rate window', () => {
     );
   });
 
+  it('admits at the retry delay when the slice length is not a whole number of milliseconds (9978 ms in 9 slices)', () => {
+    const config = { limit: 1, windowMs: 9_978, slices: 9 };
+    const first = decideRate(undefined, 5_544, config);
+    const refused = decideRate(first.state, 5_544, config);
+    expect(refused.admitted).toBe(false);
+    if (refused.admitted) return;
+    expect(decideRate(refused.state, 5_544 + refused.retryAfterMs - 1, config).admitted).toBe(false);
+    expect(decideRate(refused.state, 5_544 + refused.retryAfterMs, config).admitted).toBe(true);
+  });
+
   it('admits the limit at once, refuses the next, and forgets a key after a quiet window', () => {
     const config = { limit: 3, windowMs: 1_000, slices: 10 };
     const { admitted, refused } = run([0, 1, 2, 3], config);
