@@ -98,6 +98,7 @@ export {
   TrustedKeysSetting,
   TrustedPublicJwk,
 } from './auth-tokens.js';
+export { deterministicUuid, uuidFromDigest } from './deterministic-ids.js';
 export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, requestHashAndArgumentsJson, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
 export {
   IdempotencySemantics,
@@ -289,6 +290,8 @@ export {
 } from './secret-broker-documents.js';
 export { ConnectionCreated, ConnectionEvent, ConnectionRevoked, ConnectionRotated, ConnectionSecretRewrapped, ConnectionSummary, LeaseEnded, LeaseEvent, LeaseGranted, SecretBrokerRecord, connectionSubject, leaseSubject, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream, secretBrokerTokenBucket } from './secret-broker-stream.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
+export { FlowRunReceipt, RunFlowOutcome, RunFlowReply, RunFlowRequest, flowRunIdentity, flowStepIdempotencyKey } from './flow-run-work.js';
+export { flowRunStreamId, flowRunnerAggregateKinds, flowRunnerFilter, flowRunnerStream, flowRunnerSubject, flowStreamId, flowWorkFilter, flowWorkStream, flowWorkSubject, toolDefinitionStreamId, type FlowRunnerAggregateKind } from './flow-runner-stream.js';
 export { streams, type StreamDefinition } from './streams.js';
 export { InvocationCallId, InvocationLeaseRenewed, InvocationRecorded, InvocationStateEvent, ToolCallIndexed, invocationStateFilter, invocationStateStream, invocationStateSubject, toolCallIndexSubject } from './invocation-state.js';
 export {

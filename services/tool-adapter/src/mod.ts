@@ -15,7 +15,7 @@ export {
   type SchemaViolation,
 } from './core/argument-validation.js';
 export { DEFAULT_BLOCKED_COMMAND_PATTERNS, checkCommand, commandOf, type CommandVerdict } from './core/command-policy.js';
-export { derivedToolCallId, deterministicUuid, invocationEventId, uuidFromDigest } from './core/deterministic-ids.js';
+export { derivedToolCallId, invocationEventId } from './core/deterministic-ids.js';
 export { effectiveTools, type EffectiveToolsInput } from './core/effective-tools.js';
 export { executionEnding, retryDecision, type ExecutionEnding, type ExecutionResult, type RetryDecision, type RetryInput } from './core/execution-outcome.js';
 export {

@@ -1,7 +1,7 @@
-import { Uuid } from '@toolplane/contracts';
+import { Uuid, deterministicUuid, uuidFromDigest } from '@toolplane/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { derivedToolCallId, deterministicUuid, invocationEventId, uuidFromDigest } from './deterministic-ids.js';
+import { derivedToolCallId, invocationEventId } from './deterministic-ids.js';
 
 describe('deterministic ids', () => {
   it('formats a digest as a valid version-8 UUID', () => {

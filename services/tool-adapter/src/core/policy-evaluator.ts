@@ -2,6 +2,7 @@ import {
   PipelineStage,
   compareRiskClasses,
   compareSideEffectClasses,
+  deterministicUuid,
   raiseSideEffectClass,
   type AgentProfile,
   type IsoDateTime,
@@ -15,7 +16,6 @@ import {
   type ToolFailure,
 } from '@toolplane/contracts';
 import { DEFAULT_BLOCKED_COMMAND_PATTERNS, checkCommand } from './command-policy.js';
-import { deterministicUuid } from './deterministic-ids.js';
 import { LinearRegExpCache } from './linear-regexp.js';
 import { applicableRateLimits, slidingWindowDecision, type RateLimitCheck, type RateLog } from './rate-limit.js';
 import { firstMatchingToolPattern, toolPatternMatches } from './tool-patterns.js';
