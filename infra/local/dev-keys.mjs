@@ -55,7 +55,7 @@ export const devKeysByService = {
   approval: ['TOOLPLANE_TRUSTED_KEYS'],
   'secret-broker': ['TOOLPLANE_TRUSTED_KEYS', 'SECRET_BROKER_KEKS', 'SECRET_BROKER_RECIPIENTS'],
   'audit-projector': ['TOOLPLANE_TRUSTED_KEYS'],
-  'flow-runner': [],
+  'flow-runner': ['TOOLPLANE_TRUSTED_KEYS', 'FLOW_RUNNER_SIGNING_KEY'],
 };
 
 export function devKeyEnv() {
@@ -68,6 +68,9 @@ export function devKeyEnv() {
     ADAPTER_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     // Operator tokens (approvals, registry, connections, policies, audit) are verified with it.
     TOOLPLANE_TRUSTED_KEYS: trustedKeys(),
+    // FlowRunner signs its steps' context tokens with it: here the development key, which the services already trust
+    // for tenant `dev` (in production FlowRunner has a key of its own, whose public half joins TOOLPLANE_TRUSTED_KEYS).
+    FLOW_RUNNER_SIGNING_KEY: JSON.stringify(operatorPrivateJwk()),
   };
 }
 

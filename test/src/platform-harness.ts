@@ -41,6 +41,8 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 /** The five services of the governed pipeline (the flow runner is not needed by MCP tools). */
 export const pipelineServices = ['registry', 'secret-broker', 'approval', 'audit-projector', 'tool-adapter'] as const satisfies readonly ServiceName[];
 export type PipelineService = (typeof pipelineServices)[number];
+/** The pipeline and FlowRunner, which flow-backed tools need besides it. */
+export type PlatformService = PipelineService | 'flow-runner';
 
 /** The agent the suite's context tokens name, and the principal it acts for. */
 export const agent = { agentId: 'agent-e2e', agentRevision: '3', principal: 'user:alice@e2e.example' } as const;
@@ -93,13 +95,13 @@ export interface Platform {
   readonly putAgentProfile: (profile: AgentProfileInput) => Promise<void>;
   readonly putTenantPolicy: (policy: TenantPolicyInput) => Promise<void>;
   /** A service's process (its first replica unless told). */
-  readonly service: (name: PipelineService, replica?: number) => ServiceProcess;
+  readonly service: (name: PlatformService, replica?: number) => ServiceProcess;
   /** SIGKILLs a service process (its first replica unless told) and waits for it to be gone. */
-  readonly kill: (name: PipelineService, replica?: number) => Promise<void>;
-  /** Starts a service process again (after kill) and waits until it is ready. */
-  readonly restart: (name: PipelineService, replica?: number) => Promise<void>;
+  readonly kill: (name: PlatformService, replica?: number) => Promise<void>;
+  /** Starts a service process again (after kill, without its first start's settings) and waits until it is ready. */
+  readonly restart: (name: PlatformService, replica?: number, env?: Record<string, string>) => Promise<void>;
   /** The last lines each service logged, for a failure message. */
-  readonly logs: (name: PipelineService, lines?: number) => string;
+  readonly logs: (name: PlatformService, lines?: number) => string;
   readonly stop: () => Promise<void>;
 }
 
@@ -166,6 +168,10 @@ export async function startPrivateNats(dir: string): Promise<PrivateNats> {
 export interface PlatformOptions {
   /** Processes of every service (default 1): replicas share the streams, consumers and database as in production. */
   readonly replicas?: number;
+  /** Processes of FlowRunner (default none: MCP tools do not need it). */
+  readonly flowRunners?: number;
+  /** Settings of a service's first start only (failpoints, for instance): a restart runs without them. */
+  readonly firstStartEnv?: Partial<Record<PlatformService, Record<string, string>>>;
 }
 
 /** Starts the five pipeline services for one fresh tenant and workspace and waits until each is ready. */
@@ -179,6 +185,10 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   const receipt = generateKeyPairSync('ed25519');
   const receiptKeyId = `${label}-receipts-1`;
   const recipient = generateRecipientKeyPair();
+  // FlowRunner signs its steps' context tokens with a key of its own, which the pipeline trusts like an agent runtime's.
+  const flowRunnerKid = `${label}-flow-runner-1`;
+  const flowRunnerJwk = { ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: flowRunnerKid, alg: 'EdDSA' };
+  const { d: _private, ...flowRunnerPublicJwk } = flowRunnerJwk;
 
   const common: Record<string, string> = {
     NATS_URL: nats.url,
@@ -186,10 +196,11 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
     MONGODB_DATABASE: infra.dbName,
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'info',
     SHUTDOWN_TIMEOUT_MS: '5000',
-    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [scope.tenant]: [agentKey.publicJwk, operatorKey.publicJwk] }),
+    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [scope.tenant]: [agentKey.publicJwk, operatorKey.publicJwk, { ...flowRunnerPublicJwk, use: 'sig' }] }),
   };
-  const own: Record<PipelineService, Record<string, string>> = {
+  const own: Record<PlatformService, Record<string, string>> = {
     registry: {},
+    'flow-runner': { FLOW_RUNNER_SIGNING_KEY: JSON.stringify(flowRunnerJwk) },
     'secret-broker': {
       SECRET_BROKER_KEKS: JSON.stringify({ current: 'k1', keys: { k1: generateKek() } }),
       SECRET_BROKER_RECIPIENTS: JSON.stringify({ 'tool-adapter': recipient.publicKey }),
@@ -208,10 +219,10 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   };
 
   // Each service's processes; the first is the one `service`, `kill`, `restart` and `logs` name.
-  const running = new Map<PipelineService, ServiceProcess[]>();
-  const launch = async (name: PipelineService, replica = 0): Promise<void> => {
+  const running = new Map<PlatformService, ServiceProcess[]>();
+  const launch = async (name: PlatformService, replica = 0, extraEnv: Record<string, string> = {}): Promise<void> => {
     const port = await freePort();
-    const service = spawnService(name, { ...common, ...own[name], HTTP_PORT: String(port), INSTANCE_ID: `${name}-${replica}-${randomUUID().slice(0, 6)}` });
+    const service = spawnService(name, { ...common, ...own[name], ...extraEnv, HTTP_PORT: String(port), INSTANCE_ID: `${name}-${replica}-${randomUUID().slice(0, 6)}` });
     const processes = running.get(name) ?? [];
     processes[replica] = service;
     running.set(name, processes);
@@ -237,7 +248,9 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
     // The registry first: it creates the descriptor bucket the adapter watches, and the streams everyone shares.
     await launch('registry');
     await Promise.all(replicaIndexes.slice(1).map((replica) => launch('registry', replica)));
-    await Promise.all(pipelineServices.filter((name) => name !== 'registry').flatMap((name) => replicaIndexes.map((replica) => launch(name, replica))));
+    const firstEnv = (name: PlatformService) => options.firstStartEnv?.[name] ?? {};
+    await Promise.all(pipelineServices.filter((name) => name !== 'registry').flatMap((name) => replicaIndexes.map((replica) => launch(name, replica, firstEnv(name)))));
+    await Promise.all(Array.from({ length: options.flowRunners ?? 0 }, (_, replica) => launch('flow-runner', replica, firstEnv('flow-runner'))));
   } catch (error) {
     await stopAll();
     throw error;
@@ -310,7 +323,7 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
     await command('adapter', adapterOperations.putTenantPolicy, adapterCommandSchemas.putTenantPolicy, { policy });
   };
 
-  const serviceOf = (name: PipelineService, replica = 0): ServiceProcess => {
+  const serviceOf = (name: PlatformService, replica = 0): ServiceProcess => {
     const service = running.get(name)?.[replica];
     if (service === undefined) throw new Error(`${name} ${replica} is not running`);
     return service;
@@ -349,7 +362,7 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
       service.child.kill('SIGKILL');
       await service.exited;
     },
-    restart: (name, replica = 0) => launch(name, replica),
+    restart: (name, replica = 0, env = {}) => launch(name, replica, env),
     logs: (name, lines = 40) =>
       (running.get(name) ?? [])
         .map((service, replica) => `[${name} ${replica}]\n${service.stderr()}${service.stdout().trimEnd().split('\n').slice(-lines).join('\n')}`)
