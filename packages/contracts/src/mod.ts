@@ -290,6 +290,20 @@ export {
 } from './secret-broker-documents.js';
 export { ConnectionCreated, ConnectionEvent, ConnectionRevoked, ConnectionRotated, ConnectionSecretRewrapped, ConnectionSummary, LeaseEnded, LeaseEvent, LeaseGranted, SecretBrokerRecord, connectionSubject, leaseSubject, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream, secretBrokerTokenBucket } from './secret-broker-stream.js';
 export { ApprovalState, InvocationState, TerminalApprovalState, TerminalInvocationState, isTerminalInvocationState } from './states.js';
+export {
+  FlowCallStep,
+  FlowDefinitionBody,
+  FlowExpression,
+  FlowParallelStep,
+  FlowStep,
+  FlowStepId,
+  FlowStepRetry,
+  MAX_FLOW_EXPRESSION_LENGTH,
+  MAX_FLOW_SCHEMA_BYTES,
+  MAX_FLOW_STEPS,
+  MAX_PARALLEL_STEPS,
+  MIN_PARALLEL_STEPS,
+} from './flow-definition.js';
 export { FlowRunReceipt, RunFlowOutcome, RunFlowReply, RunFlowRequest, flowRunIdentity, flowStepIdempotencyKey } from './flow-run-work.js';
 export { flowRunStreamId, flowRunnerAggregateKinds, flowRunnerFilter, flowRunnerStream, flowRunnerSubject, flowStreamId, flowWorkFilter, flowWorkStream, flowWorkSubject, toolDefinitionStreamId, type FlowRunnerAggregateKind } from './flow-runner-stream.js';
 export { streams, type StreamDefinition } from './streams.js';
