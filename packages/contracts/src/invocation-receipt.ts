@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { canonicalJson } from './canonical-json.js';
 import { SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
+import { FlowRunReceipt } from './flow-run-work.js';
 import {
   AgentRevision,
   ExternalId,
@@ -44,6 +45,11 @@ const receiptFields = {
   /** When the provider was called; absent when the call never started. */
   startedAt: IsoDateTime.optional(),
   endedAt: IsoDateTime,
+  /**
+   * For a flow-backed tool: the run that executed the call (WorkItem, FlowRun, effective Flow version, correlation).
+   * Absent otherwise, so receipts without it sign exactly as before.
+   */
+  flowRun: FlowRunReceipt.optional(),
 };
 
 /** Observed has a result hash and no failure; every other ending has a failure and no result hash. */

@@ -65,4 +65,14 @@ describe('InvocationResult and InvocationReply', () => {
   it('reject a reply with both data and error', () => {
     expect(InvocationReply.safeParse({ ok: true, data: success, error: { code: 'INTERNAL', message: 'x', retryable: false } }).success).toBe(false);
   });
+  it('signs a flowRun when present and leaves receipts without one signed exactly as before', () => {
+    const before = receiptSigningInput(unsigned);
+    expect(before).not.toContain('flowRun');
+    const flowRun = { workItemId: 'wi-1', flowRunId: 'fr-1', flowId: 'orders', flowVersion: 3, definitionName: 'orders.refund', toolCallId: unsigned.toolCallId, correlationId: 'corr-1' };
+    const withRun = UnsignedInvocationReceipt.parse({ ...unsigned, flowRun });
+    expect(withRun.flowRun).toEqual(flowRun);
+    expect(receiptSigningInput(withRun)).not.toBe(before);
+    expect(receiptSigningInput(withRun)).toContain('"flowRunId":"fr-1"');
+    expect(UnsignedInvocationReceipt.safeParse({ ...unsigned, flowRun: { ...flowRun, flowVersion: 0 } }).success).toBe(false);
+  });
 });

@@ -8,8 +8,11 @@ export type McpServerState = z.infer<typeof McpServerState>;
 export const McpDirection = z.enum(['Consumed', 'Published']);
 export type McpDirection = z.infer<typeof McpDirection>;
 
-/** How Toolplane reaches the server: a spawned stdio command or a Streamable HTTP endpoint. */
-export const McpTransport = z.enum(['Stdio', 'StreamableHttp']);
+/**
+ * How Toolplane reaches the server: a spawned stdio command, a Streamable HTTP endpoint, or Local: a provider inside
+ * Toolplane itself (the reserved provider of flow-backed tools), with no endpoint and no command, never connected to.
+ */
+export const McpTransport = z.enum(['Stdio', 'StreamableHttp', 'Local']);
 export type McpTransport = z.infer<typeof McpTransport>;
 
 /**

@@ -245,8 +245,12 @@ export {
   ListToolsReply,
   ListToolsRequest,
   McpServerSummary,
+  PublishFlowToolReply,
+  PublishFlowToolRequest,
   RegisterServerReply,
   RegisterServerRequest,
+  RetireFlowToolReply,
+  RetireFlowToolRequest,
   RetireServerReply,
   RetireServerRequest,
   ServerReply,
@@ -304,6 +308,7 @@ export {
   MAX_PARALLEL_STEPS,
   MIN_PARALLEL_STEPS,
 } from './flow-definition.js';
+export { FLOW_PROVIDER_NAME, FLOW_TOOL_NAMESPACE, flowDefinitionNameOf, flowProviderId, flowToolId, isFlowToolId } from './flow-tools.js';
 export { FlowRunReceipt, RunFlowOutcome, RunFlowReply, RunFlowRequest, flowRunIdentity, flowStepIdempotencyKey } from './flow-run-work.js';
 export { flowRunStreamId, flowRunnerAggregateKinds, flowRunnerFilter, flowRunnerStream, flowRunnerSubject, flowStreamId, flowWorkFilter, flowWorkStream, flowWorkSubject, toolDefinitionStreamId, type FlowRunnerAggregateKind } from './flow-runner-stream.js';
 export { streams, type StreamDefinition } from './streams.js';

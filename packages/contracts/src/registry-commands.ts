@@ -25,6 +25,8 @@ export const registryOperations = {
   listServers: 'listServers',
   listTools: 'listTools',
   getDescriptor: 'getDescriptor',
+  publishFlowTool: 'publishFlowTool',
+  retireFlowTool: 'retireFlowTool',
 } as const;
 
 /** Registers an MCP server (state Registered): exactly one of `stdio` and `endpointUrl`. */
@@ -221,6 +223,42 @@ export type GetDescriptorRequest = z.infer<typeof GetDescriptorRequest>;
 export const GetDescriptorReply = z.strictObject({ descriptor: ToolDescriptor });
 export type GetDescriptorReply = z.infer<typeof GetDescriptorReply>;
 
+/**
+ * Publishes a ToolDefinition as the flow-backed tool `flows.<definitionName>` (FlowRunner's materialization of a
+ * saved, enabled or disabled definition): descriptor version `String(definitionVersion)` of the workspace's reserved
+ * provider (created on the first publication), superseding an older active version. The same version with the same
+ * fields again changes nothing (`created` false); `enabled` false publishes it inactive, reason Disabled.
+ */
+export const PublishFlowToolRequest = z.strictObject({
+  definitionName: ExternalId,
+  mcpName: McpToolName,
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384),
+  inputSchemaJson: z.string().max(262_144),
+  outputSchemaJson: z.string().max(262_144),
+  sideEffectClass: SideEffectClass,
+  riskClass: RiskClass,
+  /** Every call waits for a human approval, whatever the tenant policy says. */
+  approvalRequired: z.boolean(),
+  timeoutMs: z.number().int().min(1_000).max(900_000),
+  enabled: z.boolean(),
+  /** The ToolDefinition's version: the descriptor's tool version, so a newer definition supersedes an older one. */
+  definitionVersion: z.number().int().positive(),
+});
+export type PublishFlowToolRequest = z.infer<typeof PublishFlowToolRequest>;
+
+/** The flow tool's descriptor as published (or as it was already: `created` false). */
+export const PublishFlowToolReply = z.strictObject({ descriptor: ToolDescriptor, created: z.boolean() });
+export type PublishFlowToolReply = z.infer<typeof PublishFlowToolReply>;
+
+/** Retires a flow-backed tool (its ToolDefinition was deleted): its active or disabled version ends, reason Retired. */
+export const RetireFlowToolRequest = z.strictObject({ definitionName: ExternalId });
+export type RetireFlowToolRequest = z.infer<typeof RetireFlowToolRequest>;
+
+/** The retired descriptor; absent when nothing was ever published for the definition. */
+export const RetireFlowToolReply = z.strictObject({ descriptor: ToolDescriptor.optional() });
+export type RetireFlowToolReply = z.infer<typeof RetireFlowToolReply>;
+
 /** Each operation's request and reply contract, for callers (`call(service, operation, schemas, body)`) and the registry. */
 export const registryCommandSchemas = {
   register: { request: RegisterServerRequest, reply: RegisterServerReply },
@@ -233,4 +271,6 @@ export const registryCommandSchemas = {
   listServers: { request: ListServersRequest, reply: ListServersReply },
   listTools: { request: ListToolsRequest, reply: ListToolsReply },
   getDescriptor: { request: GetDescriptorRequest, reply: GetDescriptorReply },
+  publishFlowTool: { request: PublishFlowToolRequest, reply: PublishFlowToolReply },
+  retireFlowTool: { request: RetireFlowToolRequest, reply: RetireFlowToolReply },
 } as const satisfies Record<keyof typeof registryOperations, { request: z.ZodType; reply: z.ZodType }>;

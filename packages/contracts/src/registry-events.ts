@@ -86,8 +86,11 @@ export const ToolDescriptorActivated = defineEvent(
 );
 export type ToolDescriptorActivated = z.infer<typeof ToolDescriptorActivated>;
 
-/** Why a descriptor stopped being invocable. */
-export const DescriptorRetirementReason = z.enum(['Unbound', 'DefinitionChanged', 'ToolRemoved', 'ServerRetired', 'Superseded']);
+/**
+ * Why a descriptor stopped being invocable. Disabled: a flow tool published from a disabled ToolDefinition (listed,
+ * not callable); Retired: a flow tool whose ToolDefinition was deleted.
+ */
+export const DescriptorRetirementReason = z.enum(['Unbound', 'DefinitionChanged', 'ToolRemoved', 'ServerRetired', 'Superseded', 'Disabled', 'Retired']);
 export type DescriptorRetirementReason = z.infer<typeof DescriptorRetirementReason>;
 
 /** A tool version stopped being invocable; in-flight and pending calls of it are refused from now on. */

@@ -3,7 +3,7 @@ import { kvKeyToken, descriptorKey } from './descriptor-read-model.js';
 import { MAX_MESSAGE_BYTES } from './limits.js';
 import { McpServerState, McpToolName } from './mcp.js';
 import { McpCapabilitiesSnapshot, McpServer } from './mcp-server-document.js';
-import { PrincipalId, IsoDateTime, Sha256Hex, ToolId, Uuid, type Scope } from './primitives.js';
+import { PrincipalId, IsoDateTime, Sha256Hex, ToolId, ToolVersion, Uuid, type Scope } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
 import type { StreamDefinition } from './streams.js';
 import { ToolDescriptor } from './tool-descriptor-document.js';
@@ -86,8 +86,12 @@ export const McpServerRecord = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('HealthRecorded'), health: Health, at: IsoDateTime, ...recordedBy }),
   z.object({ type: z.literal('AuthenticationExceptionGranted'), exception: Exception, at: IsoDateTime, ...recordedBy }),
-  /** A tool of the server was bound under a tool id: where the server's effects find its descriptor versions. */
-  z.object({ type: z.literal('ToolBindingRecorded'), toolName: McpToolName, toolId: ToolId, at: IsoDateTime, ...recordedBy }),
+  /**
+   * A tool of the server was bound under a tool id: where the server's effects find its descriptor versions. On the
+   * reserved provider of flow-backed tools, whose versions follow their ToolDefinitions' (not 1, 2, 3…), each
+   * published version is recorded with its `toolVersion`.
+   */
+  z.object({ type: z.literal('ToolBindingRecorded'), toolName: McpToolName, toolId: ToolId, toolVersion: ToolVersion.optional(), at: IsoDateTime, ...recordedBy }),
 ]);
 export type McpServerRecord = z.infer<typeof McpServerRecord>;
 

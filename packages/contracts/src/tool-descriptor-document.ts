@@ -42,6 +42,8 @@ export const ToolDescriptor = z.object({
   /** Declared by the tool owner; the executor never lowers it. */
   sideEffectClass: SideEffectClass,
   riskClass: RiskClass,
+  /** Every call of this tool waits for a human approval, whatever policy says (a ToolDefinition's approval intent). */
+  approvalRequired: z.boolean().optional(),
   idempotency: IdempotencySemantics,
   /** Permissions and roles the calling agent or principal must hold. */
   authorization: z.object({ permissions: z.array(Name).max(64), roles: z.array(Name).max(64) }),
