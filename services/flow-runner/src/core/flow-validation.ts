@@ -1,0 +1,310 @@
+import {
+  type ErrorCode,
+  FlowDefinitionBody,
+  type FlowCallStep,
+  type JsonObject,
+  type SideEffectClass,
+  ToolplaneError,
+  canonicalJson,
+  compileLinearRegExp,
+  throwIfAborted,
+} from '@toolplane/contracts';
+import { Ajv, type AnySchema, type CodeOptions, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
+import { type FlowExpressions, flowExpressions } from './flow-expressions.js';
+
+// Publishing a Flow version checks the whole body at once and reports every problem in one error, so an operator
+// fixes a draft in one round: each expression compiles (within the language's deterministic subset); each
+// `steps.<id>` names a step that has settled before the expression runs (an earlier step; never a sibling in the
+// same parallel group, which runs at the same time); each call's tool exists; retry is declared only on READ
+// tools (only a read can be repeated without repeating an effect); and both JSON Schemas compile the way the tool
+// adapter compiles a descriptor's schema (ajv 8 with formats, non-strict, linear-time patterns, no registered ids).
+
+/** What validation needs to know of a step's tool. */
+export interface FlowToolInfo {
+  readonly sideEffectClass: SideEffectClass;
+  readonly inputSchemaJson: string;
+}
+
+/** Finds a step's tool (an active descriptor of the workspace); `undefined` when there is none. May throw ToolplaneError. */
+export type FlowToolLookup = (toolId: string, toolVersion: string | undefined) => FlowToolInfo | undefined | Promise<FlowToolInfo | undefined>;
+
+/** How validation runs. */
+export interface FlowValidationOptions {
+  readonly expressions?: FlowExpressions;
+  readonly schemas?: FlowSchemas;
+  readonly signal?: AbortSignal;
+}
+
+/** The most problems one refusal lists (the rest are counted). */
+export const MAX_LISTED_PROBLEMS = 20;
+
+interface Problem {
+  readonly code: Extract<ErrorCode, 'INVALID_ARGUMENT' | 'NOT_FOUND'>;
+  readonly message: string;
+}
+
+/**
+ * Checks a Flow body for publishing. Throws one ToolplaneError listing every problem: NOT_FOUND when the only
+ * problems are unknown tools, else INVALID_ARGUMENT. A lookup failure (e.g. TEMPORARY_UNAVAILABLE) is thrown as is.
+ */
+export async function validateFlowBody(body: FlowDefinitionBody, lookupTool: FlowToolLookup, options: FlowValidationOptions = {}): Promise<void> {
+  const problems: Problem[] = [];
+  const invalid = (message: string) => problems.push({ code: 'INVALID_ARGUMENT', message });
+  const parsed = FlowDefinitionBody.safeParse(body);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) invalid(`${issue.path.length === 0 ? 'the body' : issue.path.join('.')}: ${issue.message}`);
+    throw refusal(problems);
+  }
+  const expressions = options.expressions ?? flowExpressions();
+  const schemas = options.schemas ?? flowSchemas();
+
+  for (const key of ['inputSchema', 'outputSchema'] as const) {
+    const compiled = schemas.compile(parsed.data[key]);
+    if (!compiled.usable) invalid(`${key}: ${compiled.problem}`);
+  }
+
+  const settled = new Set<string>();
+  const groups = new Set(parsed.data.steps.filter((step) => step.kind === 'parallel').map((step) => step.id));
+  const later = new Set(parsed.data.steps.flatMap((step) => (step.kind === 'parallel' ? step.steps.map((child) => child.id) : [step.id])));
+  const checkExpression = (source: string, where: string, siblings: ReadonlySet<string>) => {
+    let references: readonly string[];
+    try {
+      references = expressions.compile(source, where).stepReferences;
+    } catch (error) {
+      if (!(error instanceof ToolplaneError)) throw error;
+      invalid(error.message);
+      return;
+    }
+    for (const id of references) {
+      if (settled.has(id)) continue;
+      if (siblings.has(id)) invalid(`${where}: steps.${id} is in the same parallel group, which runs at the same time`);
+      else if (groups.has(id)) invalid(`${where}: steps.${id} is a parallel group, which has no output of its own; name one of its steps`);
+      else if (later.has(id)) invalid(`${where}: steps.${id} has not run yet at this point`);
+      else invalid(`${where}: steps.${id} names no step of this flow`);
+    }
+  };
+  const checkCall = async (step: FlowCallStep, where: string, siblings: ReadonlySet<string>) => {
+    checkExpression(step.arguments, `${where} arguments`, siblings);
+    if (step.when !== undefined) checkExpression(step.when, `${where} when`, siblings);
+    throwIfAborted(options.signal, 'validating the flow');
+    const tool = await lookupTool(step.tool, step.toolVersion);
+    const named = step.toolVersion === undefined ? step.tool : `${step.tool}@${step.toolVersion}`;
+    if (tool === undefined) problems.push({ code: 'NOT_FOUND', message: `${where}: the tool ${named} is not an active tool of this workspace` });
+    else if (step.retry !== undefined && tool.sideEffectClass !== 'READ') {
+      invalid(`${where}: retry is only allowed on READ tools, and ${named} is ${tool.sideEffectClass}`);
+    }
+  };
+
+  for (const step of parsed.data.steps) {
+    if (step.kind === 'call') {
+      await checkCall(step, `step "${step.id}"`, new Set());
+      settled.add(step.id);
+      continue;
+    }
+    const siblings = new Set(step.steps.map((child) => child.id));
+    if (step.when !== undefined) checkExpression(step.when, `step "${step.id}" when`, siblings);
+    for (const child of step.steps) await checkCall(child, `step "${child.id}" (in "${step.id}")`, siblings);
+    for (const id of siblings) settled.add(id);
+  }
+  checkExpression(parsed.data.output, 'output', new Set());
+
+  if (problems.length > 0) throw refusal(problems);
+}
+
+function refusal(problems: readonly Problem[]): ToolplaneError {
+  const code = problems.every((problem) => problem.code === 'NOT_FOUND') ? 'NOT_FOUND' : 'INVALID_ARGUMENT';
+  const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((problem) => clip(problem.message, 300));
+  const more = problems.length - listed.length;
+  const what = code === 'NOT_FOUND' ? 'the flow calls tools that do not exist' : 'the flow is not valid';
+  return new ToolplaneError(code, clip(`${what}: ${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`, 4096));
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+// --- JSON Schemas --------------------------------------------------------------------------------------------------
+
+/** A compiled flow schema, or why it cannot be used. */
+export type CompiledFlowSchema =
+  | { readonly usable: true; validate(value: unknown): readonly string[] }
+  | { readonly usable: false; readonly problem: string };
+
+/** Compiles flow input/output JSON Schemas (cached by canonical text) the way the tool adapter compiles schemas. */
+export interface FlowSchemas {
+  compile(schema: JsonObject): CompiledFlowSchema;
+}
+
+/** How the schema compiler behaves. */
+export interface FlowSchemaOptions {
+  /** The most compiled schemas kept; default 256. */
+  readonly maxEntries?: number;
+  /** The longest `pattern`, in characters. */
+  readonly maxPatternLength?: number;
+  /** The most violations a validation reports; default 5. */
+  readonly maxViolations?: number;
+}
+
+type Dialect = '2020-12' | '2019-09' | 'draft-07';
+
+interface Engine {
+  readonly ajv: Ajv | Ajv2019 | Ajv2020;
+  compilations: number;
+}
+
+// ajv keeps compiled helpers in an instance-wide scope that removing a schema does not free: instances are renewed.
+const COMPILATIONS_PER_ENGINE = 500;
+// Values a schema that recurses into itself without consuming input overflows the stack on.
+const probes: readonly unknown[] = [{}, [], '', 0, null, true];
+
+/** Builds a schema compiler with its own cache. */
+export function flowSchemas(options: FlowSchemaOptions = {}): FlowSchemas {
+  const maxEntries = options.maxEntries ?? 256;
+  const maxPatternLength = options.maxPatternLength ?? 4096;
+  const maxViolations = options.maxViolations ?? 5;
+  const engines = new Map<Dialect, Engine>();
+  const cache = new Map<string, { readonly compiled: CompiledFlowSchema; readonly release: () => void }>();
+  let nextId = 1;
+
+  const engineFor = (dialect: Dialect): Engine => {
+    let engine = engines.get(dialect);
+    if (engine === undefined || engine.compilations >= COMPILATIONS_PER_ENGINE) {
+      engine = createEngine(dialect, maxPatternLength);
+      engines.set(dialect, engine);
+    }
+    return engine;
+  };
+
+  const build = (schema: JsonObject): { readonly compiled: CompiledFlowSchema; readonly release: () => void } => {
+    const unusable = (problem: string) => ({ compiled: { usable: false, problem } as const, release: () => undefined });
+    const { $schema: declared, $id: _id, ...root } = schema;
+    let dialect: Dialect = '2020-12';
+    if (declared !== undefined) {
+      const known = typeof declared === 'string' ? dialectOf(declared) : undefined;
+      if (known === undefined) return unusable(`unsupported $schema ${clip(JSON.stringify(declared), 200)}: use draft-07, 2019-09 or 2020-12`);
+      dialect = known;
+    }
+    const engine = engineFor(dialect);
+    const rooted = { ...root, $id: `urn:toolplane:flow-schema:${nextId++}` } as AnySchema;
+    engine.compilations++;
+    let validate: ValidateFunction;
+    try {
+      validate = engine.ajv.compile(rooted);
+    } catch (error) {
+      if (error instanceof RangeError) return unusable('the schema refers to itself without consuming input (endless recursion)');
+      return unusable(`the schema does not compile: ${clip(error instanceof Error ? error.message : String(error), 512)}`);
+    }
+    const release = () => engine.ajv.removeSchema(rooted);
+    try {
+      for (const probe of probes) validate(probe);
+    } catch (error) {
+      release();
+      return unusable(error instanceof RangeError ? 'the schema refers to itself without consuming input (endless recursion)' : 'validating against the schema fails unexpectedly');
+    }
+    const check = (value: unknown): readonly string[] => {
+      let valid: boolean;
+      try {
+        valid = validate(value);
+      } catch {
+        return ['validating against the schema fails unexpectedly'];
+      }
+      if (valid) return [];
+      const messages = [...new Set((validate.errors ?? []).map(violationOf))];
+      const shown = messages.slice(0, maxViolations);
+      return messages.length > shown.length ? [...shown, `and ${messages.length - shown.length} more`] : shown;
+    };
+    return { compiled: { usable: true, validate: check }, release };
+  };
+
+  return {
+    compile(schema) {
+      const key = canonicalJson(schema);
+      const cached = cache.get(key);
+      if (cached !== undefined) {
+        cache.delete(key);
+        cache.set(key, cached);
+        return cached.compiled;
+      }
+      const entry = build(schema);
+      cache.set(key, entry);
+      if (cache.size > maxEntries) {
+        const [oldestKey, oldest] = cache.entries().next().value ?? [];
+        if (oldestKey !== undefined && oldest !== undefined) {
+          cache.delete(oldestKey);
+          oldest.release();
+        }
+      }
+      return entry.compiled;
+    },
+  };
+}
+
+function dialectOf(uri: string): Dialect | undefined {
+  const normalized = uri.replace(/#$/, '').replace(/^https?:\/\//, '');
+  if (normalized === 'json-schema.org/draft/2020-12/schema') return '2020-12';
+  if (normalized === 'json-schema.org/draft/2019-09/schema') return '2019-09';
+  if (normalized === 'json-schema.org/draft-07/schema') return 'draft-07';
+  return undefined;
+}
+
+function violationOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  const property = params.additionalProperty ?? params.unevaluatedProperty ?? params.missingProperty;
+  const path = `${error.instancePath}${typeof property === 'string' ? `/${property.replaceAll('~', '~0').replaceAll('/', '~1')}` : ''}`;
+  return clip(`${path === '' ? '/' : path} ${error.message ?? `fails ${error.keyword}`}`, 300);
+}
+
+// ajv-formats is CommonJS with a default export; which of the two shapes arrives depends on the loader.
+const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).default ?? addFormatsPlugin) as (ajv: unknown, options: { mode: 'fast' }) => void;
+
+function createEngine(dialect: Dialect, maxPatternLength: number): Engine {
+  const options: Options = {
+    strict: false,
+    allErrors: true,
+    allowUnionTypes: true,
+    logger: false,
+    // Compiled schemas are not registered by id: flows cannot see, shadow or collide with each other's schemas.
+    addUsedSchema: false,
+    code: { regExp: linearRegExpEngine(maxPatternLength) },
+  };
+  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
+  addFormats(ajv, { mode: 'fast' });
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword(uniqueItemsKeyword());
+  return { ajv, compilations: 0 };
+}
+
+/** ajv's `code.regExp`: every `pattern` runs on RE2 (linear time); one it cannot compile fails compilation. */
+function linearRegExpEngine(maxPatternLength: number): NonNullable<CodeOptions['regExp']> {
+  const engine = (pattern: string) => {
+    const compiled = compileLinearRegExp(pattern, { maxLength: maxPatternLength });
+    if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(clip(pattern, 100))}: ${compiled.problem}`);
+    // ajv shares compiled patterns by their toString(): it must differ between patterns.
+    return { test: (text: string) => compiled.regExp.test(text), toString: () => `linear:${JSON.stringify(pattern)}` };
+  };
+  return Object.assign(engine, { code: 'toolplane.linearRegExp' });
+}
+
+/** `uniqueItems` by canonical JSON in linear time (ajv compares object items pairwise). */
+function uniqueItemsKeyword(): FuncKeywordDefinition {
+  const validate = (unique: boolean, data: unknown): boolean => {
+    validate.errors = [];
+    if (!unique || !Array.isArray(data)) return true;
+    const seen = new Map<string, number>();
+    for (let j = 0; j < data.length; j++) {
+      const key = canonicalJson(data[j]);
+      const i = seen.get(key);
+      if (i !== undefined) {
+        validate.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${i} and ${j} are identical)`, params: { i, j } }];
+        return false;
+      }
+      seen.set(key, j);
+    }
+    return true;
+  };
+  validate.errors = [] as Partial<ErrorObject>[];
+  return { keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate };
+}
