@@ -350,6 +350,25 @@ export {
   flowOperations,
 } from './flow-commands.js';
 export { FLOW_PROVIDER_NAME, FLOW_TOOL_NAMESPACE, flowDefinitionNameOf, flowProviderId, flowToolId, isFlowToolId } from './flow-tools.js';
+export {
+  FlowRunRecord,
+  FlowRunState,
+  FlowRunStepInvocation,
+  FlowRunStepStatus,
+  FlowRunStepView,
+  FlowRunSummary,
+  FlowRunView,
+  RunCompleted,
+  RunFailed,
+  RunStarted,
+  RunUncertain,
+  StepFailed,
+  StepSkipped,
+  StepStarted,
+  StepSucceeded,
+  StepUncertain,
+} from './flow-run-records.js';
+export { GetRunReply, GetRunRequest, ListRunsReply, ListRunsRequest, flowRunCommandSchemas, flowRunOperations } from './flow-run-commands.js';
 export { FlowRunReceipt, RunFlowOutcome, RunFlowReply, RunFlowRequest, flowRunIdentity, flowStepIdempotencyKey } from './flow-run-work.js';
 export { flowRunStreamId, flowRunnerAggregateKinds, flowRunnerFilter, flowRunnerStream, flowRunnerSubject, flowStreamId, flowWorkFilter, flowWorkStream, flowWorkSubject, toolDefinitionStreamId, type FlowRunnerAggregateKind } from './flow-runner-stream.js';
 export { streams, type StreamDefinition } from './streams.js';

@@ -74,6 +74,7 @@ import {
   SaveFlowDraftRequest,
   UpdateDefinitionRequest,
 } from './flow-commands.js';
+import { GetRunReply, GetRunRequest, ListRunsReply, ListRunsRequest } from './flow-run-commands.js';
 import { InvocationReceipt } from './invocation-receipt.js';
 import { InvocationRequest } from './invocation-request.js';
 import { InvocationReply } from './invocation-result.js';
@@ -237,6 +238,10 @@ export const wireSchemas = {
   DeleteDefinitionRequest,
   ListDefinitionsRequest,
   ListDefinitionsReply,
+  GetRunRequest,
+  GetRunReply,
+  ListRunsRequest,
+  ListRunsReply,
   GetCallRequest,
   GetCallReply,
   ListCallsRequest,
