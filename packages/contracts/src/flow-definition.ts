@@ -71,13 +71,17 @@ export type FlowParallelStep = z.infer<typeof FlowParallelStep>;
 export const FlowStep = z.discriminatedUnion('kind', [FlowCallStep, FlowParallelStep]);
 export type FlowStep = z.infer<typeof FlowStep>;
 
+// A JSON Schema of type "object" (checked by the refinement below), with the check spelled for JSON Schema validators
+// in other languages.
+const ObjectSchema = JsonObject.meta({ properties: { type: { const: 'object' } }, required: ['type'] });
+
 /** The body of one Flow version: its input/output JSON Schemas, its steps, and the mapping to its output. */
 export const FlowDefinitionBody = z
   .strictObject({
     title: z.string().min(1).max(200).optional(),
     description: z.string().min(1).max(4096).optional(),
-    inputSchema: JsonObject,
-    outputSchema: JsonObject,
+    inputSchema: ObjectSchema.meta({ description: 'The JSON Schema (type "object") of the flow input: the tool\'s arguments.' }),
+    outputSchema: ObjectSchema.meta({ description: 'The JSON Schema (type "object") of the flow output: the tool\'s structured result.' }),
     steps: z.array(FlowStep).min(1).max(MAX_FLOW_STEPS),
     /** Must evaluate to a JSON object valid against `outputSchema`. */
     output: FlowExpression,
