@@ -1,2 +1,4 @@
-export { collections } from './collections.js';
-export { flowRunnerConfig, flowRunnerService } from './service.js';
+export { consumeFlowWork, flowWorkConsumer, FLOW_WORK_CONSUMER } from './adapters/work-consumer.js';
+export { StepSigningKeySetting, flowAgentId, stepTokenIssuer } from './adapters/step-tokens.js';
+export { flowFailpoints, runFlow, stepToolCallId, type FlowSource, type RunFlowDeps } from './app/run-flow.js';
+export { flowRunnerConfig, flowRunnerService, recordFlowSource, type FlowRunnerConfig } from './service.js';

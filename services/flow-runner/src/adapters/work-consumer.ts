@@ -76,7 +76,7 @@ export async function handleFlowWork(options: Pick<FlowWorkOptions, 'deps' | 'se
     throw error;
   }
   await options.sender.send(request.replySubject, { ok: true, data: outcome });
-  options.logger.info({ toolCallId: request.toolCallId, invocationId: request.invocationId, status: outcome.status, flowRunId: outcome.receipt?.flowRunId }, 'flow run answered');
+  options.logger.info({ toolCallId: request.toolCallId, invocationId: request.invocationId, status: outcome.status, flowRunId: outcome.receipt?.flowRunId }, 'flow run ended');
 }
 
 /** Starts consuming the flow work queue (the consumer must have been declared, see flowWorkConsumer). */

@@ -92,6 +92,9 @@ export interface RunFlowDeps {
 
 // Rounds of planning one run may take: every round settles or starts at least one of at most 32 × 8 steps × 5 attempts.
 const maxRounds = 2_000;
+const minMarginMs = 250;
+const maxMarginMs = 2_000;
+const minLookupMs = 200;
 // Invocation states in which the adapter has not called the provider: a step left there had no effect.
 const beforeExecution: ReadonlySet<InvocationState> = new Set(['Received', 'Validated', 'Authorized', 'AwaitingApproval', 'Brokered']);
 
@@ -205,6 +208,9 @@ class RunDriver {
   readonly #body: FlowDefinitionBody;
   readonly #signal: AbortSignal;
   readonly #deadline: number;
+  // Steps must settle a little before the run's deadline: the run's ending is recorded and sent before the adapter
+  // stops waiting for it (a tenth of the run's time, between 250 ms and 2 s).
+  readonly #marginMs: number;
   #state: FlowRunAggregate;
   // Appends of one handler are made one at a time (parallel steps settle together): none loses a race to a sibling.
   #writes: Promise<unknown> = Promise.resolve();
@@ -219,6 +225,7 @@ class RunDriver {
     this.#body = body;
     this.#signal = signal;
     this.#deadline = Date.parse(this.#started.deadline);
+    this.#marginMs = Math.min(maxMarginMs, Math.max(minMarginMs, Math.floor((this.#deadline - Date.parse(this.#started.at)) / 10)));
   }
 
   async drive(): Promise<RunFlowOutcome> {
@@ -251,8 +258,9 @@ class RunDriver {
     return this.#deps.clock().toISOString();
   }
 
+  /** What is left for steps: the time until the run's deadline less the margin its ending needs. */
   #remainingMs(): number {
-    return this.#deadline - this.#deps.clock().getTime();
+    return this.#deadline - this.#marginMs - this.#deps.clock().getTime();
   }
 
   #subject(): StepTokenSubject {
@@ -302,6 +310,7 @@ class RunDriver {
       correlationId: this.#started.correlationId,
       causationId: this.#request.invocationId,
       remainingMs,
+      recoveryGraceMs: Math.floor(this.#marginMs / 2),
       signal: this.#signal,
     });
     if (result.kind === 'unsettled') return result;
@@ -347,7 +356,9 @@ class RunDriver {
   /** What the adapter says of a step's call under its key: its outcome, that it never ran, or that it may have. */
   async #learn(key: string): Promise<{ readonly kind: 'outcome'; readonly outcome: StepCallOutcome } | { readonly kind: 'no-effect' } | { readonly kind: 'in-doubt' }> {
     try {
-      const found = await this.#deps.steps.lookup(this.#scope, this.#subject(), key, { timeoutMs: this.#deps.settleLookupTimeoutMs ?? 2_000, signal: this.#signal });
+      // Within what is left before the deadline (a run resumed after it still asks, briefly).
+      const timeoutMs = Math.max(minLookupMs, Math.min(this.#deps.settleLookupTimeoutMs ?? 2_000, this.#deadline - this.#deps.clock().getTime() - minLookupMs));
+      const found = await this.#deps.steps.lookup(this.#scope, this.#subject(), key, { timeoutMs, signal: this.#signal });
       if (found.result !== undefined) return { kind: 'outcome', outcome: stepOutcomeOf(found.result) };
       if (beforeExecution.has(found.state)) return { kind: 'no-effect' };
       return isTerminalInvocationState(found.state) ? { kind: 'no-effect' } : { kind: 'in-doubt' };

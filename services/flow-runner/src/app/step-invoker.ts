@@ -34,6 +34,8 @@ export interface StepCall {
   readonly causationId: string;
   /** What is left of the run: the call's deadline at the adapter and the longest the client waits. */
   readonly remainingMs: number;
+  /** How long after `remainingMs` the client still looks the call up (the adapter records a call it cut at its deadline just after). */
+  readonly recoveryGraceMs: number;
   readonly signal: AbortSignal;
 }
 
@@ -115,8 +117,13 @@ export async function invokeWith(client: ToolplaneClient, tokens: StepTokens, ca
 /** The step invoker on FlowRunner's NATS connection. */
 export function clientStepInvoker(messaging: Messaging, tokens: StepTokens): StepInvoker {
   // A client is only a view of the connection for one workspace: made per call, nothing to keep.
-  const withClient = async <T>(scope: Scope, work: (client: ToolplaneClient) => Promise<T>): Promise<T> => {
-    const client = await createToolplaneClient({ messaging, scope, contextToken: () => Promise.reject(new Error('every step request names its own token')) });
+  const withClient = async <T>(scope: Scope, work: (client: ToolplaneClient) => Promise<T>, recoveryGraceMs?: number): Promise<T> => {
+    const client = await createToolplaneClient({
+      messaging,
+      scope,
+      contextToken: () => Promise.reject(new Error('every step request names its own token')),
+      ...(recoveryGraceMs === undefined ? {} : { recoveryGraceMs }),
+    });
     try {
       return await work(client);
     } finally {
@@ -124,7 +131,7 @@ export function clientStepInvoker(messaging: Messaging, tokens: StepTokens): Ste
     }
   };
   return {
-    invoke: (call) => withClient(call.scope, (client) => invokeWith(client, tokens, call)),
+    invoke: (call) => withClient(call.scope, (client) => invokeWith(client, tokens, call), call.recoveryGraceMs),
     lookup: (scope, subject, idempotencyKey, options) =>
       withClient(scope, async (client) =>
         client.lookup(idempotencyKey, { contextToken: await tokens.issue(subject, options.timeoutMs), timeoutMs: options.timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) }),
