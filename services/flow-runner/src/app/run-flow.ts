@@ -315,6 +315,8 @@ class RunDriver {
     });
     if (result.kind === 'unsettled') return result;
     for (const name of stepFailpointNames(flowFailpoints.beforeStepOutcome, call.stepId)) this.#deps.failpoint(name);
+    // Stopping now leaves the attempt started: the run that resumes re-joins its call under the same key.
+    throwIfAborted(this.#signal, `recording step ${call.stepId}`);
     await this.#record({ type: 'RecordStepOutcome', stepId: call.stepId, attempt: call.attempt, outcome: result.outcome, at: this.#now() });
     for (const name of stepFailpointNames(flowFailpoints.afterStepRecorded, call.stepId)) this.#deps.failpoint(name);
     return result;
