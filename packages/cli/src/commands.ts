@@ -3,11 +3,13 @@ import { approvalsCommands } from './commands/approvals.js';
 import { auditCommands } from './commands/audit.js';
 import { callsCommands } from './commands/calls.js';
 import { connectionsCommands } from './commands/connections.js';
+import { definitionsCommands } from './commands/definitions.js';
 import { flowsCommands } from './commands/flows.js';
 import { invokeCommands } from './commands/invoke.js';
 import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
 import { receiptsCommands } from './commands/receipts.js';
+import { runsCommands } from './commands/runs.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
 
@@ -17,10 +19,12 @@ export const commandGroups: readonly CommandGroup[] = [
   auditCommands,
   callsCommands,
   connectionsCommands,
+  definitionsCommands,
   flowsCommands,
   policiesCommands,
   projectorCommands,
   receiptsCommands,
+  runsCommands,
   serversCommands,
   toolsCommands,
   invokeCommands,
