@@ -95,6 +95,7 @@ const maxRounds = 2_000;
 const minMarginMs = 250;
 const maxMarginMs = 2_000;
 const minLookupMs = 200;
+const settlePollMs = 50;
 // Invocation states in which the adapter has not called the provider: a step left there had no effect.
 const beforeExecution: ReadonlySet<InvocationState> = new Set(['Received', 'Validated', 'Authorized', 'AwaitingApproval', 'Brokered']);
 
@@ -355,20 +356,27 @@ class RunDriver {
     await this.#record({ type: 'Finish', finish, at: this.#now() });
   }
 
-  /** What the adapter says of a step's call under its key: its outcome, that it never ran, or that it may have. */
+  /**
+   * What the adapter says of a step's call under its key: its outcome, that it never ran, or that it may have. A call
+   * still executing is asked about again until shortly before the run's deadline: the adapter ends a call at its own
+   * deadline (the steps' one, a margin before the run's) and records that ending just after.
+   */
   async #learn(key: string): Promise<{ readonly kind: 'outcome'; readonly outcome: StepCallOutcome } | { readonly kind: 'no-effect' } | { readonly kind: 'in-doubt' }> {
-    try {
-      // Within what is left before the deadline (a run resumed after it still asks, briefly).
-      const timeoutMs = Math.max(minLookupMs, Math.min(this.#deps.settleLookupTimeoutMs ?? 2_000, this.#deadline - this.#deps.clock().getTime() - minLookupMs));
-      const found = await this.#deps.steps.lookup(this.#scope, this.#subject(), key, { timeoutMs, signal: this.#signal });
-      if (found.result !== undefined) return { kind: 'outcome', outcome: stepOutcomeOf(found.result) };
-      if (beforeExecution.has(found.state)) return { kind: 'no-effect' };
-      return isTerminalInvocationState(found.state) ? { kind: 'no-effect' } : { kind: 'in-doubt' };
-    } catch (error) {
-      if (this.#signal.aborted) throw error;
-      // Never recorded by the adapter: the call was not made (its own deadline ends it if it is still queued).
-      if (hasErrorCode(error) && error.code === 'NOT_FOUND') return { kind: 'no-effect' };
-      return { kind: 'in-doubt' };
+    for (;;) {
+      const leftMs = this.#deadline - this.#deps.clock().getTime() - minLookupMs;
+      try {
+        // Within what is left before the deadline (a run resumed after it still asks, briefly).
+        const timeoutMs = Math.max(minLookupMs, Math.min(this.#deps.settleLookupTimeoutMs ?? 2_000, leftMs));
+        const found = await this.#deps.steps.lookup(this.#scope, this.#subject(), key, { timeoutMs, signal: this.#signal });
+        if (found.result !== undefined) return { kind: 'outcome', outcome: stepOutcomeOf(found.result) };
+        if (beforeExecution.has(found.state) || isTerminalInvocationState(found.state)) return { kind: 'no-effect' };
+      } catch (error) {
+        if (this.#signal.aborted) throw error;
+        // Never recorded by the adapter: the call was not made (its own deadline ends it if it is still queued).
+        if (hasErrorCode(error) && error.code === 'NOT_FOUND') return { kind: 'no-effect' };
+      }
+      if (this.#deadline - this.#deps.clock().getTime() - minLookupMs <= settlePollMs) return { kind: 'in-doubt' };
+      await sleep(settlePollMs, this.#signal, `waiting for step call ${key} to settle`);
     }
   }
 }
