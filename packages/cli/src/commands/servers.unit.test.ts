@@ -216,4 +216,10 @@ describe('the operator token of servers and tools commands', () => {
     await cli.run(['servers', 'grant-exception', serverId, '--expires-at', '2026-12-31T00:00:00Z', '--reason', 'pilot']);
     expect(cli.sent).toEqual([{ operation: 'grantException', body: { serverId, reason: 'pilot', expiresAt: '2026-12-31T00:00:00.000Z' } }]);
   });
+
+  it('tools show --tool-version asks for that exact version (the program keeps --version for itself)', async () => {
+    const cli = harness();
+    await cli.run(['tools', 'show', 'everything.echo', '--tool-version', '2']);
+    expect(cli.sent).toEqual([{ operation: 'getDescriptor', body: { toolId: 'everything.echo', toolVersion: '2' } }]);
+  });
 });

@@ -161,11 +161,12 @@ export const toolsCommands: CommandGroup = (program, context) => {
   withToken(tools.command('show'))
     .description('show a descriptor: an exact version, or the newest active one')
     .argument('<toolId>', 'governed tool id')
-    .option('--version <version>', 'an exact version')
-    .action(async (toolId: string, options: TokenOptions & { version?: string }) => {
+    // Not --version: the program's own --version flag is taken wherever it appears.
+    .option('--tool-version <version>', 'an exact version')
+    .action(async (toolId: string, options: TokenOptions & { toolVersion?: string }) => {
       const ctx = context();
       const auth = await operatorHeaders(ctx, options);
-      const reply = await ctx.call('registry', registryOperations.getDescriptor, schemas.show, { toolId, ...(options.version === undefined ? {} : { toolVersion: options.version }) }, auth);
+      const reply = await ctx.call('registry', registryOperations.getDescriptor, schemas.show, { toolId, ...(options.toolVersion === undefined ? {} : { toolVersion: options.toolVersion }) }, auth);
       ctx.print(reply.descriptor, () => descriptorFields(reply.descriptor));
     });
 };
