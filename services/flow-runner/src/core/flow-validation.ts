@@ -7,6 +7,7 @@ import {
   ToolplaneError,
   canonicalJson,
   compileLinearRegExp,
+  isFlowToolId,
   throwIfAborted,
 } from '@toolplane/contracts';
 import { Ajv, type AnySchema, type CodeOptions, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv';
@@ -90,8 +91,14 @@ export async function validateFlowBody(body: FlowDefinitionBody, lookupTool: Flo
     checkExpression(step.arguments, `${where} arguments`, siblings);
     if (step.when !== undefined) checkExpression(step.when, `${where} when`, siblings);
     throwIfAborted(options.signal, 'validating the flow');
-    const tool = await lookupTool(step.tool, step.toolVersion);
     const named = step.toolVersion === undefined ? step.tool : `${step.tool}@${step.toolVersion}`;
+    // A step holds its run while it waits; a flow tool as a step would hold a second run (and an adapter slot) inside
+    // the first, so runs could wait on each other without bound. A capability composed of flows is one flow.
+    if (isFlowToolId(step.tool)) {
+      invalid(`${where}: ${named} is a flow-backed tool; a flow's steps call MCP tools, not other flows`);
+      return;
+    }
+    const tool = await lookupTool(step.tool, step.toolVersion);
     if (tool === undefined) problems.push({ code: 'NOT_FOUND', message: `${where}: the tool ${named} is not an active tool of this workspace` });
     else if (step.retry !== undefined && tool.sideEffectClass !== 'READ') {
       invalid(`${where}: retry is only allowed on READ tools, and ${named} is ${tool.sideEffectClass}`);

@@ -74,6 +74,13 @@ describe('validateFlowBody', () => {
     expect(error.message).toContain('step "after" arguments: steps.fan is a parallel group, which has no output of its own; name one of its steps');
   });
 
+  it('refuses a step that calls a flow-backed tool, even one that exists', async () => {
+    const flowTool = (toolId: string) => (toolId === 'flows.orders.refund' ? write : lookupTool(toolId));
+    const error = await refusal(flow([call('nested', { tool: 'flows.orders.refund' })]), flowTool);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('step "nested": flows.orders.refund is a flow-backed tool');
+  });
+
   it('says NOT_FOUND, naming the step and the tool, when the only problems are unknown tools', async () => {
     const error = await refusal(flow([call('lookup', { tool: 'orders.unknown', toolVersion: '7' }), call('other', { tool: 'billing.nothing' })]));
     expect(error.code).toBe('NOT_FOUND');
