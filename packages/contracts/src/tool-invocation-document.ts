@@ -19,6 +19,7 @@ import {
   Uuid,
   WorkspaceId,
 } from './primitives.js';
+import { FlowRunReceipt } from './flow-run-work.js';
 import { InvocationState } from './states.js';
 
 /**
@@ -73,6 +74,8 @@ export const ToolInvocation = z.object({
   /** The sanitized result as JSON text (replayed to a caller that repeats the same key). */
   resultJson: z.string().optional(),
   resultHash: Sha256Hex.optional(),
+  /** The run a flow-backed tool's call was (its receipt's `flowRun`): set when FlowRunner answered. */
+  flowRun: FlowRunReceipt.optional(),
   failure: ToolFailure.optional(),
   /** For Denied: the pipeline stage that refused the call (its InvocationDenied event names it too). */
   deniedStage: PipelineStage.optional(),

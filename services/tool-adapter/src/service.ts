@@ -1,4 +1,4 @@
-import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, invocationStateStream, streams } from '@toolplane/contracts';
+import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, flowWorkStream, invocationStateStream, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume, createDescriptorCache, ensureConsumer, type ConsumerSpec } from '@toolplane/messaging';
@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { secretBrokerLeaser } from './adapters/credential-leaser.js';
 import { jetStreamInvocationCalls } from './adapters/invocation-store.js';
+import { natsFlowRunnerGateway } from './adapters/flow-runner-gateway.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
 import { openPolicyBuckets } from './adapters/policy-buckets.js';
 import { PolicyDocuments } from './adapters/policy-documents.js';
@@ -102,7 +103,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
   name: 'tool-adapter',
   config: toolAdapterConfig,
   // The invocation state is the adapter's private stream: its calls' records, arguments and results included.
-  streams: [streams.invocations, streams.events, streams.deadLetters, invocationStateStream],
+  streams: [streams.invocations, streams.events, streams.deadLetters, invocationStateStream, flowWorkStream],
   consumers: [
     {
       stream: streams.invocations.name,
@@ -156,6 +157,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       descriptors,
       servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
       executor: new McpExecutor(pool),
+      flows: natsFlowRunnerGateway(messaging, config.NATS_INBOX_PREFIX),
       approvals: approvalServiceGateway(messaging, config.ADAPTER_APPROVAL_TIMEOUT_MS),
       leaser:
         config.TOOL_ADAPTER_SECRET_KEY === undefined

@@ -399,8 +399,10 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
 async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined, args: JsonObject): Promise<ExecutionResult> {
   const descriptor = mustHave(state.descriptor);
   const { invocation } = state;
-  if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) {
-    return { result: 'failed', failure: { code: 'INTERNAL', message: `${descriptor.kind} tools are not executed by this adapter yet`, retryable: false }, effect: 'none' };
+  // Where a tool runs is its kind's: a Flow in FlowRunner (local to Toolplane), an MCP tool on its server.
+  if (descriptor.kind === 'Flow') return runtime.flows.execute({ scope: run.scope, invocation, args, deadline: new Date(invocation.deadline), signal: run.signal });
+  if (descriptor.mcpServerId === undefined) {
+    return { result: 'failed', failure: { code: 'INTERNAL', message: 'an MCP tool descriptor names no server', retryable: false }, effect: 'none' };
   }
   let target = brokered;
   try {

@@ -67,6 +67,12 @@ function world(options: { readonly descriptor?: Partial<ToolDescriptor>; readonl
         return options.execute === undefined ? { result: 'returned', output: { content: [{ type: 'text', text: 'echoed' }] } } : options.execute();
       },
     } as unknown as McpExecutor,
+    flows: {
+      execute: async () => {
+        executions += 1;
+        return options.execute === undefined ? { result: 'failed', failure: { code: 'INTERNAL', message: 'no flow in this world', retryable: false }, effect: 'none' } : options.execute();
+      },
+    },
     approvals: () => Promise.resolve(),
     validators: new ArgumentValidators(),
     policies: { agentProfile: () => Promise.resolve(profile), tenantPolicy: (tenant: string) => Promise.resolve(defaultTenantPolicy(tenant, new Date().toISOString())) },
@@ -105,6 +111,20 @@ describe('handleInvocationRequest (in-memory event store)', () => {
     expect(state.invocation?.state).toBe('Observed');
     expect(state.leaseUntil).toBeUndefined();
     expect(state.published).toEqual(published);
+  });
+
+  it('runs a flow-backed tool through FlowRunner and signs the run into the receipt; an uncertain run ends the call Uncertain', async () => {
+    const flowRun = { workItemId: 'wi-1', flowRunId: 'fr-1', flowId: 'onboard', flowVersion: 2, definitionName: 'crm.onboard', toolCallId: 'tc-1', correlationId: 'run-1' };
+    const completed = world({ descriptor: { kind: 'Flow', sandboxKind: 'None', mcpServerId: undefined }, execute: () => Promise.resolve({ result: 'returned', output: { structuredContent: { ok: true } }, flowRun }) });
+    await handleInvocationRequest(completed.runtime, request('flow-1'), delivery());
+    expect(completed.executions()).toBe(1);
+    expect(completed.replies[0]?.reply).toMatchObject({ ok: true, data: { status: 'SUCCESS', structuredContent: { ok: true }, receipt: { state: 'Observed', flowRun } } });
+    const uncertain = world({
+      descriptor: { kind: 'Flow', sandboxKind: 'None', mcpServerId: undefined, sideEffectClass: 'WRITE' },
+      execute: () => Promise.resolve({ result: 'failed', failure: { code: 'UNKNOWN_OUTCOME', message: 'a step may have run', retryable: false }, effect: 'possible', flowRun }),
+    });
+    await handleInvocationRequest(uncertain.runtime, request('flow-2'), delivery());
+    expect(uncertain.replies[0]?.reply).toMatchObject({ ok: true, data: { status: 'UNCERTAIN', receipt: { state: 'Uncertain', flowRun } } });
   });
 
   it('denies a call in one append and never executes it', async () => {

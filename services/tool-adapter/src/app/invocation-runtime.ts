@@ -3,6 +3,7 @@ import type { DescriptorCache, Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
 import type { ApprovalGateway } from '../adapters/approval-gateway.js';
 import type { CredentialLeaser } from '../adapters/credential-leaser.js';
+import type { FlowRunnerGateway } from '../adapters/flow-runner-gateway.js';
 import type { InvocationCalls } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
 import type { PolicySource } from '../adapters/policy-source.js';
@@ -22,6 +23,8 @@ export interface InvocationRuntime {
   readonly descriptors: DescriptorCache;
   readonly servers: ServerDirectory;
   readonly executor: McpExecutor;
+  /** Where flow-backed tools (kind Flow) execute: FlowRunner, through its work queue. */
+  readonly flows: FlowRunnerGateway;
   readonly approvals: ApprovalGateway;
   /** Leases credentials from the secret broker; undefined without a sealing key (calls needing credentials are refused). */
   readonly leaser?: CredentialLeaser | undefined;

@@ -1,4 +1,4 @@
-import { isRetryable, type IdempotencySemantics, type IsoDateTime, type RetryPolicy, type SideEffectClass, type ToolFailure } from '@toolplane/contracts';
+import { isRetryable, type FlowRunReceipt, type IdempotencySemantics, type IsoDateTime, type RetryPolicy, type SideEffectClass, type ToolFailure } from '@toolplane/contracts';
 import type { ProviderOutput } from './result-sanitizer.js';
 
 // What an execution attempt ended with, and what that means: which terminal state, whether the executor may try
@@ -8,9 +8,9 @@ import type { ProviderOutput } from './result-sanitizer.js';
 
 /** How the provider call ended, as the executor saw it. */
 export type ExecutionResult =
-  | { readonly result: 'returned'; readonly output: ProviderOutput; readonly inputTruncated?: boolean }
+  | { readonly result: 'returned'; readonly output: ProviderOutput; readonly inputTruncated?: boolean; readonly flowRun?: FlowRunReceipt }
   /** The provider answered with an error; `effect` says whether the request may have taken effect regardless. */
-  | { readonly result: 'failed'; readonly failure: ToolFailure; readonly effect: 'none' | 'possible' }
+  | { readonly result: 'failed'; readonly failure: ToolFailure; readonly effect: 'none' | 'possible'; readonly flowRun?: FlowRunReceipt }
   /** The deadline passed; `requestSent` says whether the request had left (then the outcome is unknown). */
   | { readonly result: 'timed_out'; readonly requestSent: boolean }
   /** The caller or a shutdown cancelled the call. */

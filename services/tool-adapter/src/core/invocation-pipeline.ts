@@ -10,6 +10,7 @@ import {
   sha256Hex,
   type InvocationRequest,
   type InvocationResult,
+  type FlowRunReceipt,
   type IsoDateTime,
   type PipelineStage,
   type PolicyDecision,
@@ -101,6 +102,8 @@ export interface PendingEnding {
   readonly deniedStage?: PipelineStage;
   readonly result?: SanitizedResult;
   readonly interrupted?: boolean;
+  /** The run of a flow-backed call, as FlowRunner named it. */
+  readonly flowRun?: FlowRunReceipt;
 }
 
 /** Where an invocation is in the pipeline: the document as it will be persisted, plus in-memory stage results. */
@@ -286,6 +289,7 @@ function finish(state: PipelineState, ctx: PipelineContext): PipelineTransition 
     ...(ending.result === undefined ? {} : { resultJson: ending.result.resultJson, resultHash: ending.result.resultHash }),
     ...(ending.deniedStage === undefined ? {} : { deniedStage: ending.deniedStage }),
     ...(ending.interrupted === true ? { interrupted: true } : {}),
+    ...(ending.flowRun === undefined ? {} : { flowRun: ending.flowRun }),
   };
   const numbered = { ...ended, eventSequence: ended.eventSequence + terminalEventCount(ended) };
   const signed: ToolInvocation = { ...numbered, receipt: ctx.signReceipt(unsignedReceiptOf(numbered)) };
@@ -487,6 +491,9 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       } else {
         pending = { state: ending.state, failure: sanitizeFailure(ending.failure, outcome.secrets) };
       }
+      // A flow-backed call's run (FlowRunner's answer names it): kept on the invocation, signed into its receipt.
+      const flowRun = execution.result === 'returned' || execution.result === 'failed' ? execution.flowRun : undefined;
+      if (flowRun !== undefined) pending = { ...pending, flowRun };
       return accept({ ...state, step: 'FINISH', execution: undefined, ending: pending }, state);
     }
     case 'FINISH':

@@ -193,6 +193,8 @@ function tenantFindings(descriptor: ToolDescriptor, effectiveClass: SideEffectCl
 function approvalFindings(descriptor: ToolDescriptor, effectiveClass: SideEffectClass, policy: TenantPolicy, workspace: string): Finding[] {
   const stage = 'SIDE_EFFECT_CLASSIFICATION';
   const findings: Finding[] = [];
+  // The tool's own approval intent (a ToolDefinition's `approval: Required`): added to the policy's, never removed by it.
+  if (descriptor.approvalRequired === true) findings.push(finding('APPROVAL_REQUIRED_BY_TOOL', stage, 'approval_required', `every call of ${descriptor.toolId} needs an approval`));
   if (policy.approvalRequiredClasses.includes(effectiveClass)) findings.push(finding('APPROVAL_REQUIRED_FOR_CLASS', stage, 'approval_required', `${effectiveClass} calls need an approval`));
   if (policy.approvalRiskThreshold !== undefined && compareRiskClasses(descriptor.riskClass, policy.approvalRiskThreshold) >= 0) {
     findings.push(finding('APPROVAL_REQUIRED_FOR_RISK', stage, 'approval_required', `${descriptor.riskClass} risk tools need an approval`));

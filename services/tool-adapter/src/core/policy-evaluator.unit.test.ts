@@ -173,6 +173,14 @@ describe('evaluatePolicy', () => {
       expect(codes(byEnvironment)).toEqual(['APPROVAL_REQUIRED_FOR_ENVIRONMENT']);
       expect(evaluatePolicy(input({}, {}, descriptor({ sideEffectClass: 'DESTRUCTIVE' }))).decision.effect).toBe('approval_required');
     });
+
+    it('asks for approval when the tool itself requires one (a ToolDefinition with approval Required), whatever the policy says', () => {
+      const lenient = tenantPolicy({ approvalRequiredClasses: [] });
+      const required = evaluatePolicy(input({ tenantPolicy: lenient }, {}, descriptor({ sideEffectClass: 'READ', approvalRequired: true })));
+      expect(required.decision.effect).toBe('approval_required');
+      expect(codes(required)).toEqual(['APPROVAL_REQUIRED_BY_TOOL']);
+      expect(evaluatePolicy(input({ tenantPolicy: lenient }, {}, descriptor({ sideEffectClass: 'READ', approvalRequired: false }))).decision.effect).toBe('allow');
+    });
   });
 
   describe('command rules', () => {

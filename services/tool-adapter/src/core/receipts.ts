@@ -45,6 +45,7 @@ export function unsignedReceiptOf(invocation: ToolInvocation): UnsignedInvocatio
     receivedAt: invocation.receivedAt,
     ...(invocation.startedAt === undefined ? {} : { startedAt: invocation.startedAt }),
     endedAt: invocation.endedAt,
+    ...(invocation.flowRun === undefined ? {} : { flowRun: invocation.flowRun }),
   };
   // The schema's own rules (an Observed receipt has a result hash, every other ending a failure) are checked here,
   // so the pipeline can never sign a receipt that verifiers would reject.
