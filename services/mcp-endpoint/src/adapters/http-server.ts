@@ -8,7 +8,7 @@ import { MAX_INVOCATION_TIMEOUT_MS, MCP_TIMEOUT_HEADER } from '@toolplane/contra
 import type { HttpRouteHandler, Logger } from '@toolplane/service-kit';
 import { authenticate, type Authentication, type Caller } from '../app/authenticate.js';
 import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
-import { resourceMetadata, resourceMetadataUrl, routeOf } from '../core/route.js';
+import { resourceMetadata, resourceMetadataUrl, routeOf, type ToolSurface } from '../core/route.js';
 import type { TokenRateLimits } from '../app/token-rate-limits.js';
 import type { ToolListStreams } from '../app/tool-list-streams.js';
 import { tokenExpiresAtMs } from '../core/token-expiry.js';
@@ -83,7 +83,7 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   // Known once the server listens (the port may be the system's choice); requests only come after that.
   const bound: { publicUrl: string; hosts: ReadonlySet<string> | undefined } = { publicUrl: '', hosts: undefined };
 
-  const serveMcp = async (req: IncomingMessage, res: ServerResponse, scope: { tenant: string; workspace: string }) => {
+  const serveMcp = async (req: IncomingMessage, res: ServerResponse, scope: { tenant: string; workspace: string }, surface: ToolSurface) => {
     // DNS rebinding: a browser page of a foreign origin, or a host name that only resolves here by an attacker's DNS.
     if (!originAllowed(headerOf(req, 'origin'), options.allowedOrigins)) return sendRpcError(res, 403, -32000, 'Forbidden: this Origin is not allowed');
     if (bound.hosts !== undefined && !bound.hosts.has(headerOf(req, 'host') ?? '')) return sendRpcError(res, 403, -32000, 'Forbidden: this Host is not allowed');
@@ -93,7 +93,8 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
     }
 
     const metadataUrl = resourceMetadataUrl(bound.publicUrl, scope);
-    const auth = await authenticate(options.verifier, headerOf(req, 'authorization'), scope);
+    const authenticated = await authenticate(options.verifier, headerOf(req, 'authorization'), scope);
+    const auth = authenticated.ok ? { ...authenticated, caller: { ...authenticated.caller, surface } } : authenticated;
     if (!auth.ok) {
       log.info({ tenant: scope.tenant, workspace: scope.workspace, status: auth.status, reason: auth.description }, 'request refused');
       return sendJson(res, auth.status, { error: auth.error ?? 'unauthorized', error_description: auth.description }, { 'www-authenticate': challengeOf(auth, metadataUrl) });
@@ -160,7 +161,7 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
     const route = routeOf(pathname);
     switch (route.kind) {
       case 'mcp':
-        return serveMcp(req, res, route.scope);
+        return serveMcp(req, res, route.scope, route.surface);
       case 'resource-metadata':
         if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });
         return sendJson(res, 200, resourceMetadata(bound.publicUrl, route.scope, options.authorizationServers));

@@ -6,6 +6,8 @@ export interface Caller {
   readonly scope: Scope;
   readonly token: string;
   readonly claims: AgentContextClaims;
+  /** `flows` when the caller came through the endpoint of the workspace's flow-backed tools alone. */
+  readonly surface?: 'all' | 'flows';
 }
 
 /** The outcome of authenticating a request (RFC 6750 error codes, which the WWW-Authenticate header carries). */

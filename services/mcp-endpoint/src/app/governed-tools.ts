@@ -1,5 +1,5 @@
 import type { ToolplaneClient } from '@toolplane/client';
-import { McpCallRequestMeta, hasErrorCode, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
+import { McpCallRequestMeta, hasErrorCode, isFlowToolId, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
 import { mcpCallKey } from '../core/call-key.js';
 import { resultOfFailure, resultOfInvocation, resultOfPendingApproval, type McpCallToolResult } from '../core/call-result.js';
 import { mcpToolName, toMcpTool, toolIdOfName, type McpToolEntry } from '../core/tool-mapping.js';
@@ -51,6 +51,11 @@ function probeDelays(firstMs: number): () => number {
   };
 }
 
+/** Whether a tool is served where the caller came in: the flows endpoint serves the workspace's flow-backed tools alone. */
+function onSurface(caller: Caller, toolId: string): boolean {
+  return caller.surface !== 'flows' || isFlowToolId(toolId);
+}
+
 /**
  * tools/list and tools/call as use cases: the list is the adapter's effective set for the agent, mapped to MCP; a
  * call is `invoke` of the agent-runtime client (the one pipeline), with the client's idempotency key or a key derived
@@ -86,7 +91,7 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
     async list(caller, signal) {
       const client = await clientFor(caller.scope);
       const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
-      return set.tools.map(toMcpTool);
+      return set.tools.filter((tool) => onSurface(caller, tool.toolId)).map(toMcpTool);
     },
 
     async call(caller, call, signal) {
@@ -106,7 +111,10 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
           toolId: toolId ?? call.name,
           arguments: call.arguments,
         });
-      if (toolId === undefined) return resultOfFailure({ code: 'NOT_FOUND', message: `no tool ${call.name} is offered to this agent`, retryable: false }, key);
+      if (toolId === undefined || !onSurface(caller, toolId)) {
+        const where = caller.surface === 'flows' ? ' on the endpoint of flow-backed tools' : '';
+        return resultOfFailure({ code: 'NOT_FOUND', message: `no tool ${call.name} is offered to this agent${where}`, retryable: false }, key);
+      }
       const timeoutMs = meta.data[mcpMetaKeys.timeoutMs] ?? call.headerTimeoutMs ?? options.defaultTimeoutMs;
 
       const client = await clientFor(caller.scope);

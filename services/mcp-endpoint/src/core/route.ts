@@ -5,9 +5,15 @@ export const MCP_PATH_PREFIX = '/mcp';
 /** RFC 9728's well-known path of protected-resource metadata; a resource's own is this plus the resource's path. */
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
+/** The tools an endpoint path serves: every tool offered to the agent, or only the workspace's flow-backed tools. */
+export type ToolSurface = 'all' | 'flows';
+
+/** The path segment after `/mcp/<tenant>/<workspace>` of the endpoint that serves flow-backed tools alone. */
+export const FLOWS_PATH_SEGMENT = 'flows';
+
 /** What a request's path names. */
 export type Route =
-  | { readonly kind: 'mcp'; readonly scope: Scope }
+  | { readonly kind: 'mcp'; readonly scope: Scope; readonly surface: ToolSurface }
   | { readonly kind: 'resource-metadata'; readonly scope: Scope | undefined }
   | { readonly kind: 'not-found' };
 
@@ -28,8 +34,10 @@ export function routeOf(pathname: string): Route {
     return scope === undefined ? { kind: 'not-found' } : { kind: 'resource-metadata', scope };
   }
   if (pathname.startsWith(`${MCP_PATH_PREFIX}/`)) {
-    const scope = scopeOf(pathname.slice(MCP_PATH_PREFIX.length));
-    return scope === undefined ? { kind: 'not-found' } : { kind: 'mcp', scope };
+    const rest = pathname.slice(MCP_PATH_PREFIX.length);
+    const flows = new RegExp(`^(/[^/]+/[^/]+)/${FLOWS_PATH_SEGMENT}/?$`).exec(rest);
+    const scope = scopeOf(flows?.[1] ?? rest);
+    return scope === undefined ? { kind: 'not-found' } : { kind: 'mcp', scope, surface: flows === null ? 'all' : 'flows' };
   }
   return { kind: 'not-found' };
 }

@@ -3,8 +3,15 @@ import { resourceMetadata, resourceMetadataUrl, resourceUrl, routeOf } from './r
 
 describe('routes', () => {
   it('name a workspace’s endpoint by tenant and workspace', () => {
-    expect(routeOf('/mcp/acme/main')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' } });
-    expect(routeOf('/mcp/acme/main/')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' } });
+    expect(routeOf('/mcp/acme/main')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' }, surface: 'all' });
+    expect(routeOf('/mcp/acme/main/')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' }, surface: 'all' });
+  });
+
+  it('name the endpoint of a workspace’s flow-backed tools alone', () => {
+    expect(routeOf('/mcp/acme/main/flows')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' }, surface: 'flows' });
+    expect(routeOf('/mcp/acme/main/flows/')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'main' }, surface: 'flows' });
+    expect(routeOf('/mcp/acme/flows')).toEqual({ kind: 'mcp', scope: { tenant: 'acme', workspace: 'flows' }, surface: 'all' });
+    expect(routeOf('/mcp/acme/main/flows/x')).toEqual({ kind: 'not-found' });
   });
 
   it('refuse ids that could not be subject tokens, and other shapes', () => {
