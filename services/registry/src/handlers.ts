@@ -13,6 +13,7 @@ import { serve, type MessageHeaders, type Messaging, type ServeDiagnostic, type 
 import { getDescriptor, listServers, listTools } from './app/queries.js';
 import type { RegistryContext } from './app/registry-context.js';
 import { discoverServer, getServer, grantAuthenticationException, registerServer, retireServer } from './app/server-commands.js';
+import { publishFlowTool, retireFlowTool } from './app/flow-tool-commands.js';
 import { bindTool, unbindTool } from './app/tool-commands.js';
 
 // Humans authenticate with an operator token of the subject's scope (`Authorization: Bearer …`, never logged); the
@@ -78,6 +79,9 @@ export const registryHandlers = [
   forOperators(registryOperations.grantException, registryCommandSchemas.grantException, platformAdmin, async (c, s, r, actor, signal) => ({
     server: await grantAuthenticationException(c, s, r, actor, signal),
   })),
+  // FlowRunner's materialization of ToolDefinitions, with the operator token of whoever saved the definition.
+  forOperators(registryOperations.publishFlowTool, registryCommandSchemas.publishFlowTool, policyAdmin, publishFlowTool),
+  forOperators(registryOperations.retireFlowTool, registryCommandSchemas.retireFlowTool, policyAdmin, retireFlowTool),
   forServices(registryOperations.getServer, registryCommandSchemas.getServer, async (c, s, r, signal) => ({ server: await getServer(c, s, r.serverId, signal) })),
   forOperators(registryOperations.listServers, registryCommandSchemas.listServers, anyOperator, (c, s, r, _actor, signal) => listServers(c, s, r, signal)),
   forOperators(registryOperations.listTools, registryCommandSchemas.listTools, anyOperator, (c, s, r, _actor, signal) => listTools(c, s, r.serverId, signal)),

@@ -19,6 +19,8 @@ describe('registry access', () => {
       [registryOperations.listServers]: { kind: 'operator' },
       [registryOperations.listTools]: { kind: 'operator' },
       [registryOperations.getDescriptor]: { kind: 'operator' },
+      [registryOperations.publishFlowTool]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.retireFlowTool]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
     });
   });
 

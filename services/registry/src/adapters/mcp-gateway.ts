@@ -47,6 +47,7 @@ async function settings(list: readonly McpServerSetting[] | undefined, resolve: 
 
 /** The MCP target of a registered server; connection-backed settings are resolved on the way. */
 export async function targetOf(server: McpServer, resolve: ConnectionResolver, signal?: AbortSignal): Promise<McpTarget> {
+  if (server.transport === 'Local') throw new ToolplaneError('CONFLICT', `server ${server.serverId} is a Local provider inside Toolplane: it is never connected to over MCP`);
   if (server.transport === 'Stdio') {
     if (server.command === undefined) throw new ToolplaneError('INTERNAL', `server ${server.serverId} has no command`);
     return { transport: 'stdio', command: server.command.executable, args: server.command.args, env: await settings(server.command.env, resolve, signal) };

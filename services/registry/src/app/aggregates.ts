@@ -1,7 +1,9 @@
 import {
   ToolplaneError,
   compareToolVersions,
+  flowProviderId,
   hasErrorCode,
+  isFlowToolId,
   descriptorStreamId,
   serverStreamId,
   type McpServer,
@@ -13,6 +15,7 @@ import {
 } from '@toolplane/contracts';
 import { foldEvents, handleCommand, isVersionConflict, type Decider } from '@toolplane/event-store';
 import { descriptorDecider, type DescriptorCommand } from '../core/descriptor-aggregate.js';
+import { flowToolVersions } from '../core/flow-tools.js';
 import { serverDecider, type ServerAggregate, type ServerChange, type ToolBinding } from '../core/server-aggregate.js';
 import { descriptorLifecycleEvents, serverLifecycleEvents } from '../core/wire-events.js';
 import type { Actor, RegistryContext } from './registry-context.js';
@@ -116,6 +119,11 @@ const maxVersionsRead = 1000;
 
 /** Every version of a tool id in the scope, oldest first, from the record. */
 export async function descriptorVersions(context: RegistryContext, scope: Scope, toolId: string, signal?: AbortSignal): Promise<ToolDescriptor[]> {
+  // A flow tool's versions are its definitions' (not 1, 2, 3…): the reserved provider's record lists them.
+  if (isFlowToolId(toolId)) {
+    const provider = await readServer(context, scope, flowProviderId(scope), signal);
+    return provider === undefined ? [] : listedVersions(context, scope, provider.bindings, toolId, signal);
+  }
   const versions: ToolDescriptor[] = [];
   for (let n = 1; n <= maxVersionsRead; n++) {
     const descriptor = await readDescriptor(context, scope, toolId, String(n), signal);
@@ -125,12 +133,25 @@ export async function descriptorVersions(context: RegistryContext, scope: Scope,
   return versions.sort(compareToolVersions);
 }
 
+/** The versions of a tool id a server's binding records name exactly (the reserved flow provider's), oldest first. */
+async function listedVersions(context: RegistryContext, scope: Scope, bindings: readonly ToolBinding[], toolId: string, signal?: AbortSignal): Promise<ToolDescriptor[]> {
+  const versions: ToolDescriptor[] = [];
+  for (const toolVersion of flowToolVersions(bindings, toolId)) {
+    const descriptor = await readDescriptor(context, scope, toolId, toolVersion, signal);
+    // A version recorded on the provider by a publication that crashed before binding it was never published.
+    if (descriptor !== undefined) versions.push(descriptor);
+  }
+  return versions.sort(compareToolVersions);
+}
+
 /** The descriptor versions bound to a server's tools (any tool id its bindings recorded), oldest first per id. */
 export async function descriptorsOfServer(context: RegistryContext, loaded: Pick<LoadedServer, 'server' | 'bindings'>, signal?: AbortSignal): Promise<ToolDescriptor[]> {
   const { server } = loaded;
   const out: ToolDescriptor[] = [];
   for (const toolId of new Set(loaded.bindings.map((binding) => binding.toolId))) {
-    for (const descriptor of await descriptorVersions(context, server, toolId, signal)) {
+    const listed = loaded.bindings.some((binding) => binding.toolId === toolId && binding.toolVersion !== undefined);
+    const versions = listed ? await listedVersions(context, server, loaded.bindings, toolId, signal) : await descriptorVersions(context, server, toolId, signal);
+    for (const descriptor of versions) {
       if (descriptor.mcpServerId === server.serverId) out.push(descriptor);
     }
   }

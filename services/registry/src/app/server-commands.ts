@@ -15,6 +15,7 @@ import {
 } from '@toolplane/contracts';
 import { foldEvents, handleCommand, isVersionConflict } from '@toolplane/event-store';
 import { assertDiscoverable, decideServer, foldServer, type ServerRegistration } from '../core/server-aggregate.js';
+import { assertNotFlowProvider, assertNotReservedServerName } from '../core/flow-tools.js';
 import { serverNameDecider } from '../core/server-name.js';
 import { buildSnapshot, type DiscoveredCapabilities } from '../core/snapshot.js';
 import { changeServer, loadServer, readServer, recordedBy, serverAppendEvents } from './aggregates.js';
@@ -39,6 +40,7 @@ function registrationFingerprint(server: Omit<ServerRegistration, 'serverId' | '
  * registration again returns the existing server, emitting nothing.
  */
 export async function registerServer(context: RegistryContext, scope: Scope, request: RegisterServerRequest, actor: string, signal?: AbortSignal): Promise<RegisterServerReply> {
+  assertNotReservedServerName(request.name);
   const at = context.now();
   const registration: ServerRegistration = {
     serverId: context.newId(),
@@ -144,6 +146,7 @@ export async function recordDiscovery(
 export async function discoverServer(context: RegistryContext, scope: Scope, serverId: string, actor: string, signal?: AbortSignal): Promise<DiscoverServerReply> {
   const { server } = await loadServer(context, scope, serverId, signal);
   // Refused before any connection is made.
+  assertNotFlowProvider(server, 'discover');
   assertDiscoverable(server);
   const found = await context.mcp.discover(server, signal);
   const { server: after, changes } = await recordDiscovery(context, scope, serverId, found, { actor, at: context.now() }, signal);
@@ -153,6 +156,7 @@ export async function discoverServer(context: RegistryContext, scope: Scope, ser
 /** Retires a server (from any state; its name is free again for a new registration) and every descriptor bound to it. */
 export async function retireServer(context: RegistryContext, scope: Scope, serverId: string, reason: string | undefined, actor: string, signal?: AbortSignal): Promise<RetireServerReply> {
   const who = { actor, at: context.now() };
+  assertNotFlowProvider((await loadServer(context, scope, serverId, signal)).server, 'retire');
   const changed = await changeServer(context, scope, serverId, [{ type: 'RetireServer', reason, at: who.at }], who, signal);
   // Also on a retried retire: descriptors a crash left active are retired now.
   const retiredDescriptors = await retireDescriptorsOf(context, changed, who, signal);
@@ -167,6 +171,7 @@ export async function retireServer(context: RegistryContext, scope: Scope, serve
 export async function grantAuthenticationException(context: RegistryContext, scope: Scope, request: GrantAuthenticationExceptionRequest, grantedBy: string, signal?: AbortSignal): Promise<McpServer> {
   const at = context.now();
   const exception = { grantedBy, reason: request.reason, grantedAt: at, expiresAt: request.expiresAt };
+  assertNotFlowProvider((await loadServer(context, scope, request.serverId, signal)).server, 'grant an authentication exception to');
   const changed = await changeServer(context, scope, request.serverId, [{ type: 'GrantAuthenticationException', exception, at }], { actor: grantedBy, at }, signal);
   return changed.server;
 }

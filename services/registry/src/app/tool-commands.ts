@@ -1,5 +1,6 @@
 import { ToolplaneError, compareToolVersions, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
 import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration } from '../core/descriptor-aggregate.js';
+import { assertNotFlowProvider, assertNotFlowToolId } from '../core/flow-tools.js';
 import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
 import { changeDescriptor, changeServer, createDescriptor, descriptorVersions, descriptorsOfServer, loadServer } from './aggregates.js';
@@ -27,9 +28,11 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
   const { serverId, toolName } = request;
   const { toolId: requestedToolId, expectedDefinitionHash, actor: _actor, serverId: _server, toolName: _tool, ...declaration } = request;
   const bindingDeclaration: BindingDeclaration = declaration;
+  if (requestedToolId !== undefined) assertNotFlowToolId(requestedToolId);
   for (let attempt = 0; attempt < maxBindAttempts; attempt++) {
     const loaded = await loadServer(context, scope, serverId, signal);
     const { server } = loaded;
+    assertNotFlowProvider(server, 'bind a tool of');
     const tool = server.capabilities?.tools.find((candidate) => candidate.name === toolName);
     const refused = server.capabilities?.refusedTools?.find((candidate) => candidate.name === toolName);
     if (tool === undefined && refused !== undefined) {
@@ -44,6 +47,8 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
     // Refusals of the server (its state, its authentication) come before anything is written.
     decideServer({ type: 'ApproveBindings', at: who.at }, server);
     const toolId = requestedToolId ?? defaultToolId(server.name, tool.name);
+    // A server named `flows` would otherwise bind into the reserved namespace by default.
+    assertNotFlowToolId(toolId);
     const bind = (toolVersion: string, on = server) =>
       decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: bindingDeclaration, boundBy: who.actor, at: who.at }, undefined);
     const candidate = foldDescriptor(undefined, bind('0')) as ToolDescriptor;
@@ -91,6 +96,7 @@ export async function unbindTool(context: RegistryContext, scope: Scope, request
   const who: Actor = { actor, at: context.now() };
   const loaded = await loadServer(context, scope, request.serverId, signal);
   const { server } = loaded;
+  assertNotFlowProvider(server, 'unbind a tool of');
   const versions = (await descriptorsOfServer(context, loaded, signal)).filter((candidate) => candidate.providerToolName === request.toolName).sort(compareToolVersions);
   const latest = versions.at(-1);
   if (latest === undefined) throw new ToolplaneError('NOT_FOUND', `the tool ${JSON.stringify(request.toolName)} of server ${server.name} is not bound`);

@@ -129,7 +129,8 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
   };
 
   const round = async (signal: AbortSignal) => {
-    const watched = (await context.readModels.servers.raw.find({ state: { $in: ['Active', 'Degraded'] } }, { signal }).toArray()).map((document) => McpServer.parse(document));
+    // A Local provider (the reserved provider of flow-backed tools) is inside Toolplane: nothing to ping or discover.
+    const watched = (await context.readModels.servers.raw.find({ state: { $in: ['Active', 'Degraded'] }, transport: { $ne: 'Local' } }, { signal }).toArray()).map((document) => McpServer.parse(document));
     const mine: McpServer[] = [];
     for (const server of watched) {
       if (await claimLease(options.leases, server.serverId, options.instanceId, options.leaseMs, options.nowMs(), signal)) mine.push(server);

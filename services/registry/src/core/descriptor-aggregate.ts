@@ -35,6 +35,8 @@ export type DescriptorCommand =
       readonly boundBy: string;
       readonly at: string;
     }
+  /** Publishes a flow-backed tool's version as decided from its ToolDefinition (see flow-tools.ts). */
+  | { readonly type: 'PublishFlowTool'; readonly descriptor: ToolDescriptor }
   | { readonly type: 'SuspendDescriptor'; readonly change: 'Changed' | 'Removed'; readonly definitionHash?: string | undefined; readonly at: string }
   | { readonly type: 'RetireDescriptor'; readonly reason: Exclude<DescriptorRetirementReason, 'DefinitionChanged' | 'ToolRemoved'>; readonly at: string }
   | { readonly type: 'SetDescriptorHealth'; readonly healthy: boolean; readonly at: string };
@@ -42,7 +44,7 @@ export type DescriptorCommand =
 /** What happened to a descriptor (its recorded form); the wire events are derived from these. */
 export type DescriptorEvent = ToolDescriptorRecord;
 
-/** The sandbox a tool of this server runs in: a child process for stdio servers, none for remote endpoints. */
+/** The sandbox a tool of this server runs in: a child process for stdio servers, none for remote endpoints and Local providers. */
 export function sandboxKindFor(server: Pick<McpServer, 'transport'>): SandboxKind {
   return server.transport === 'Stdio' ? 'Process' : 'None';
 }
@@ -141,6 +143,11 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
     };
     return [{ type: 'DescriptorBound', descriptor }];
   }
+  if (command.type === 'PublishFlowTool') {
+    if (state !== undefined) throw new ToolplaneError('CONFLICT', `${command.descriptor.toolId} version ${command.descriptor.toolVersion} exists already`);
+    if (command.descriptor.kind !== 'Flow') throw new ToolplaneError('INVALID_ARGUMENT', 'only a flow-backed tool is published from a ToolDefinition');
+    return [{ type: 'DescriptorBound', descriptor: command.descriptor }];
+  }
   if (state === undefined) throw new ToolplaneError('NOT_FOUND', 'no such tool descriptor');
   const { at } = command;
   switch (command.type) {
@@ -157,7 +164,9 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
       return [suspended, { type: 'DescriptorRetired', reason: command.change === 'Changed' ? 'DefinitionChanged' : 'ToolRemoved', at }];
     }
     case 'RetireDescriptor':
-      return state.active ? [{ type: 'DescriptorRetired', reason: command.reason, at }] : [];
+      // A disabled flow tool is listed still: retiring its definition ends it too (Disabled → Retired).
+      if (!state.active && !(command.reason === 'Retired' && state.inactiveReason === 'Disabled')) return [];
+      return [{ type: 'DescriptorRetired', reason: command.reason, at }];
     case 'SetDescriptorHealth':
       return state.active && state.healthy !== command.healthy ? [{ type: 'DescriptorHealthChanged', healthy: command.healthy, at }] : [];
   }

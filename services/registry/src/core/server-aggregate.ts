@@ -33,6 +33,8 @@ export type ServerRegistration = Omit<McpServer, 'state' | 'health' | 'registere
 /** A command to the McpServer aggregate; `at` is now, from the injected clock. */
 export type ServerCommand =
   | { readonly type: 'RegisterServer'; readonly registration: ServerRegistration; readonly at: string }
+  /** Creates a workspace's reserved Local provider (Active at once: there is nothing to reach); nothing when it exists. */
+  | { readonly type: 'EnsureLocalProvider'; readonly registration: ServerRegistration; readonly at: string }
   | { readonly type: 'RecordDiscovery'; readonly snapshot: McpCapabilitiesSnapshot; readonly at: string }
   | { readonly type: 'ApproveBindings'; readonly at: string }
   | { readonly type: 'RecordHealthCheck'; readonly outcome: { readonly ok: true } | { readonly ok: false; readonly error: string }; readonly failureThreshold: number; readonly at: string }
@@ -58,6 +60,14 @@ export function transition(from: McpServerState, trigger: ServerTrigger, command
 /** Checks a registration against the invariants that need no I/O: one transport, no inline credential. */
 export function validateRegistration(registration: ServerRegistration): void {
   const invalid = (message: string) => new ToolplaneError('INVALID_ARGUMENT', message);
+  if (registration.transport === 'Local') {
+    // A provider inside Toolplane: nothing to spawn, nothing to connect to, nothing to authenticate.
+    if (registration.command !== undefined || registration.endpointUrl !== undefined || registration.headers !== undefined || registration.connectionRef !== undefined) {
+      throw invalid('a Local provider has no command, endpoint, headers or connection');
+    }
+    if (registration.direction !== 'Published') throw invalid('a Local provider publishes Toolplane tools (direction Published)');
+    return;
+  }
   if (registration.transport === 'Stdio') {
     if (registration.command === undefined || registration.endpointUrl !== undefined) throw invalid('a stdio server has a command and no endpoint URL');
     if (registration.headers !== undefined) throw invalid('headers apply to Streamable HTTP servers only');
@@ -105,6 +115,13 @@ export function decideServer(command: ServerCommand, state: McpServer | undefine
       updatedAt: command.at,
       version: 1,
     };
+    return [{ type: 'ServerRegistered', server }];
+  }
+  if (command.type === 'EnsureLocalProvider') {
+    if (state !== undefined) return [];
+    if (command.registration.transport !== 'Local') throw new ToolplaneError('INVALID_ARGUMENT', 'only a Local provider is created without a registration');
+    validateRegistration(command.registration);
+    const server: McpServer = { ...command.registration, state: 'Active', health: { consecutiveFailures: 0 }, registeredAt: command.at, updatedAt: command.at, version: 1 };
     return [{ type: 'ServerRegistered', server }];
   }
   if (state === undefined) throw new ToolplaneError('NOT_FOUND', 'no such MCP server');
@@ -222,6 +239,8 @@ export function foldServer(state: McpServer | undefined, events: readonly Server
 export interface ToolBinding {
   readonly toolName: string;
   readonly toolId: string;
+  /** The version published, on the reserved flow provider (whose versions are not 1, 2, 3…). */
+  readonly toolVersion?: string | undefined;
 }
 
 /** The McpServer aggregate as its stream folds: the server (none before its registration) and the tool ids its tools were bound under. */
@@ -231,7 +250,9 @@ export interface ServerAggregate {
 }
 
 /** A command of the McpServer aggregate: a server command, or recording that one of its tools was bound under a tool id. */
-export type ServerAggregateCommand = ServerCommand | { readonly type: 'RecordBinding'; readonly toolName: string; readonly toolId: string; readonly at: string };
+export type ServerAggregateCommand =
+  | ServerCommand
+  | { readonly type: 'RecordBinding'; readonly toolName: string; readonly toolId: string; readonly toolVersion?: string | undefined; readonly at: string };
 
 /**
  * What one decision on a server does: commands decided in order against the state each leaves (one append), or a
@@ -242,12 +263,14 @@ export type ServerChange = readonly ServerAggregateCommand[] | ((server: McpServ
 function decideOne(command: ServerAggregateCommand, state: ServerAggregate): McpServerRecord[] {
   if (command.type !== 'RecordBinding') return decideServer(command, state.server);
   if (state.server === undefined) throw new ToolplaneError('NOT_FOUND', 'no such MCP server');
-  if (state.bindings.some((binding) => binding.toolName === command.toolName && binding.toolId === command.toolId)) return [];
-  return [{ type: 'ToolBindingRecorded', toolName: command.toolName, toolId: command.toolId, at: command.at }];
+  if (state.bindings.some((binding) => binding.toolName === command.toolName && binding.toolId === command.toolId && binding.toolVersion === command.toolVersion)) return [];
+  return [{ type: 'ToolBindingRecorded', toolName: command.toolName, toolId: command.toolId, ...(command.toolVersion === undefined ? {} : { toolVersion: command.toolVersion }), at: command.at }];
 }
 
 function evolveAggregate(state: ServerAggregate, event: McpServerRecord): ServerAggregate {
-  if (event.type === 'ToolBindingRecorded') return { ...state, bindings: [...state.bindings, { toolName: event.toolName, toolId: event.toolId }] };
+  if (event.type === 'ToolBindingRecorded') {
+    return { ...state, bindings: [...state.bindings, { toolName: event.toolName, toolId: event.toolId, ...(event.toolVersion === undefined ? {} : { toolVersion: event.toolVersion }) }] };
+  }
   return { ...state, server: evolveServer(state.server, event) };
 }
 

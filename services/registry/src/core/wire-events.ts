@@ -90,6 +90,11 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
     const metadata = () => metadataFor(origin, out.length, event.type === 'DescriptorBound' ? { at: event.descriptor.boundAt, actor: event.actor } : event);
     switch (event.type) {
       case 'DescriptorBound':
+        // A flow tool published from a disabled definition never became invocable: it is listed, as retired (Disabled).
+        if (!event.descriptor.active) {
+          out.push({ type: 'ToolDescriptorRetired', data: { toolId: descriptor.toolId, toolVersion: descriptor.toolVersion, reason: event.descriptor.inactiveReason ?? 'Disabled' }, metadata: metadata() });
+          break;
+        }
         out.push({
           type: 'ToolDescriptorActivated',
           data: {
