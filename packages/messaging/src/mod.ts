@@ -7,6 +7,7 @@ export { buildDeadLetter, deadLetterMsgId, type DeadLetterSource } from './dead-
 export type { DeclareOptions, EnsureResult } from './declare.js';
 export { ensureConsumer } from './ensure-consumer.js';
 export { ensureStream } from './ensure-stream.js';
+export { expectMessage, type ExpectMessageOptions, type ExpectedMessage } from './expect-message.js';
 export { msgIdHeader, type MessageHeaders } from './headers.js';
 export { openKv, type KvBucketSpec, type KvChange, type KvValue, type KvWatch, type TypedKv } from './kv.js';
 export type { Messaging, StopOptions, Stoppable } from './messaging.js';
