@@ -400,7 +400,11 @@ async function execute(runtime: InvocationRuntime, state: PipelineState, run: Ru
   const descriptor = mustHave(state.descriptor);
   const { invocation } = state;
   // Where a tool runs is its kind's: a Flow in FlowRunner (local to Toolplane), an MCP tool on its server.
-  if (descriptor.kind === 'Flow') return runtime.flows.execute({ scope: run.scope, invocation, args, deadline: new Date(invocation.deadline), signal: run.signal });
+  if (descriptor.kind === 'Flow') {
+    // The run is bounded by its definition's timeout (the descriptor's), or by the call's own deadline if sooner.
+    const deadline = new Date(Math.min(Date.parse(invocation.deadline), runtime.clock().getTime() + descriptor.timeoutMs));
+    return runtime.flows.execute({ scope: run.scope, invocation, args, deadline, signal: run.signal });
+  }
   if (descriptor.mcpServerId === undefined) {
     return { result: 'failed', failure: { code: 'INTERNAL', message: 'an MCP tool descriptor names no server', retryable: false }, effect: 'none' };
   }
