@@ -9,7 +9,7 @@ import {
   type Scope,
   type ToolInvocation,
 } from '@toolplane/contracts';
-import { publish, type Messaging } from '@toolplane/messaging';
+import { expectMessage, publish, type Messaging } from '@toolplane/messaging';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 
 // Execution of flow-backed tools: the adapter hands the call to FlowRunner through its work queue (stored before
@@ -67,35 +67,29 @@ export function natsFlowRunnerGateway(messaging: Messaging, inboxPrefix = '_INBO
         deadline: deadline.toISOString(),
         replySubject,
       });
-      // Subscribed before the hand-off is stored, so no answer can arrive unheard.
-      const subscription = messaging.connection.subscribe(replySubject, { max: 1 });
-      const timer = setTimeout(() => subscription.unsubscribe(), Math.max(1, remainingMs()));
-      const onAbort = () => subscription.unsubscribe();
-      signal.addEventListener('abort', onAbort, { once: true });
+      // Subscribed before the hand-off is published on the same connection, so no answer can arrive unheard.
+      const timedOut = AbortSignal.timeout(Math.max(1, remainingMs()));
+      const expected = expectMessage(messaging, { subject: replySubject, schema: RunFlowReply, signal: AbortSignal.any([signal, timedOut]) });
       try {
         try {
-          await messaging.connection.flush();
           await publish(messaging, { subject: flowWorkSubject(scope), schema: RunFlowRequest, message: request, msgId: invocation.invocationId, timeoutMs: Math.max(1, Math.min(5_000, remainingMs())), signal });
         } catch (error) {
           // Not stored: FlowRunner never heard of the call, so nothing ran.
           const wire = toWireError(error);
           return { result: 'failed', failure: { code: 'TEMPORARY_UNAVAILABLE', message: `the call could not be handed to FlowRunner: ${wire.message}`.slice(0, 4096), retryable: true }, effect: 'none' };
         }
-        for await (const message of subscription) {
-          const reply = RunFlowReply.safeParse(message.json());
-          if (!reply.success) return { result: 'failed', failure: { code: 'UNKNOWN_OUTCOME', message: 'FlowRunner answered with a message that does not match its contract', retryable: false }, effect: 'possible' };
-          if (reply.data.ok) return flowExecutionResult(reply.data.data);
-          // FlowRunner could not run the call at all (its record unreadable, a fault it gave up on): it may have
-          // started steps, so the outcome is unknown unless the error says it is retryable before any step.
-          const { error } = reply.data;
-          return { result: 'failed', failure: { code: error.code, message: error.message, retryable: error.retryable }, effect: 'possible' };
+        let reply: RunFlowReply;
+        try {
+          reply = await expected.received;
+        } catch {
+          return signal.aborted ? { result: 'cancelled', requestSent: true } : { result: 'timed_out', requestSent: true };
         }
-        if (signal.aborted) return { result: 'cancelled', requestSent: true };
-        return { result: 'timed_out', requestSent: true };
+        if (reply.ok) return flowExecutionResult(reply.data);
+        // FlowRunner could not run the call at all (its record unreadable, a fault it gave up on): it may have started
+        // steps, so the outcome is in doubt.
+        return { result: 'failed', failure: { code: reply.error.code, message: reply.error.message, retryable: reply.error.retryable }, effect: 'possible' };
       } finally {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        subscription.unsubscribe();
+        expected.close();
       }
     },
   };
