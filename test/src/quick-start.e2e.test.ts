@@ -132,4 +132,21 @@ describe("the README's first-call path", () => {
     });
     expect(calls.items.map((call) => [call.toolCallId, call.attemptCount])).toEqual([[first.receipt.toolCallId, 1]]);
   });
+
+  it("publishes the README's example Flow as a tool and calls it: its output, and its FlowRun in the receipt", { timeout: 240_000 }, async () => {
+    expect(env['TOOLPLANE_AGENT_TOKEN']).toBeDefined();
+    await ok('npx toolplane flows draft greet --file examples/flows/greet.flow.json');
+    await ok('npx toolplane flows publish greet');
+    await ok('npx toolplane flows activate greet --flow-version 1');
+    await ok('npx toolplane policies agent put --file examples/flows/greet.agent-profile.json');
+    await ok('npx toolplane definitions create --file examples/flows/greet.definition.json');
+    const called = JSON.parse(await ok(`npx toolplane invoke flows.demo.greet --args '{"name":"ada"}' --key greet-1 --json`)) as InvokeOutput & {
+      receipt: { flowRun?: { flowRunId: string; flowId: string; flowVersion: number } };
+    };
+    expect(called.status).toBe('SUCCESS');
+    expect(called.structuredContent).toEqual({ greeting: 'Echo: hello ada' });
+    expect(called.receipt.flowRun).toMatchObject({ flowId: 'greet', flowVersion: 1 });
+    const runs = JSON.parse(await ok('npx toolplane runs list --json')) as { runs: { flowRunId: string; state: string }[] };
+    expect(runs.runs).toContainEqual(expect.objectContaining({ flowRunId: called.receipt.flowRun?.flowRunId, state: 'Completed' }));
+  });
 });
