@@ -14,7 +14,8 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 /** The development keys, and which services may hold each: a service is given only what its configuration reads. */
 const keyHolders: Record<string, readonly ServiceName[]> = {
-  TOOLPLANE_TRUSTED_KEYS: ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector'],
+  TOOLPLANE_TRUSTED_KEYS: ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner'],
+  FLOW_RUNNER_SIGNING_KEY: ['flow-runner'],
   SECRET_BROKER_KEKS: ['secret-broker'],
   SECRET_BROKER_RECIPIENTS: ['secret-broker'],
   TOOL_ADAPTER_SECRET_KEY: ['tool-adapter'],

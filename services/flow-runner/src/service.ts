@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import { FlowRunRecord, TrustedKeysSetting, flowDefinitionNameOf, flowRunnerFilter, flowRunnerStream, flowRunnerSubject, flowWorkStream, streams, type Scope } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
@@ -71,6 +72,9 @@ export const flowRunnerService: StorelessServiceDefinition<FlowRunnerConfig> = {
   consumers: [{ stream: flowWorkStream.name, consumer: flowWorkConsumer(defaultAckWaitMs) }],
   start: async (context) => {
     const { config, logger, messaging, signal } = context;
+    // One long-lived abort listener per responder (ten management operations, two run queries) and the consumer: a
+    // fixed count, not a leak, above Node's default warning threshold of ten.
+    setMaxListeners(32, signal);
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator token will be refused');
     const clock = () => new Date();
