@@ -48,6 +48,7 @@ const policy: TenantPolicyInput = {
   classRaises: [],
   commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
   allowDirectPrincipalCalls: false,
+  sensitiveArgumentFields: [],
 };
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];

@@ -24,6 +24,7 @@ const basePolicy: TenantPolicyInput = {
   classRaises: [],
   commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
   allowDirectPrincipalCalls: false,
+  sensitiveArgumentFields: [],
 };
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];

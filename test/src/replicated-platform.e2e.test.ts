@@ -34,6 +34,7 @@ const policy: TenantPolicyInput = {
   classRaises: [],
   commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
   allowDirectPrincipalCalls: false,
+  sensitiveArgumentFields: [],
 };
 
 /** What one run of the script observed, in a form two runs can be compared in. */

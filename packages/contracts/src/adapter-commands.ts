@@ -21,6 +21,7 @@ export const adapterOperations = {
   getTenantPolicy: 'getTenantPolicy',
   putTenantPolicy: 'putTenantPolicy',
   receiptKeys: 'receiptKeys',
+  inspectInvocation: 'inspectInvocation',
 } as const;
 
 /** The role an operator token must carry to change agent profiles and the tenant policy, and to reconcile calls. */
@@ -129,6 +130,52 @@ export const PutTenantPolicyRequest = z
   .meta({ description: 'Creates or replaces the policy of the subject’s tenant (all its workspaces).' });
 export type PutTenantPolicyRequest = z.infer<typeof PutTenantPolicyRequest>;
 
+/** The most characters of an argument preview (`InspectInvocationReply.arguments.text`); longer previews are cut. */
+export const ARGUMENT_PREVIEW_MAX_CHARS = 8192;
+
+/** What replaces the value of a redacted argument field in a preview. */
+export const ARGUMENT_REDACTION_MARKER = '[REDACTED]';
+
+/**
+ * Asks, as an operator of the scope (any role), what one logical call was asked to do and what it answered: the
+ * latest attempt's arguments with sensitive fields redacted and, once it is terminal, its result and signed receipt.
+ * What an approver looks at before deciding, and what the console shows of a call. NOT_FOUND for an unknown call.
+ */
+export const InspectInvocationRequest = z
+  .strictObject({ toolCallId: ToolCallId })
+  .meta({ description: 'Shows one call to an operator: redacted arguments, and its result and receipt once terminal.' });
+export type InspectInvocationRequest = z.infer<typeof InspectInvocationRequest>;
+
+/**
+ * A call's arguments as an operator may see them: canonical JSON text in which the value of every sensitive field (a
+ * field the tool's input schema marks `writeOnly` or `format: password`, a name in the tenant policy's
+ * `sensitiveArgumentFields`, or a well-known credential name such as `password` or `apiKey`) is the
+ * ARGUMENT_REDACTION_MARKER, cut at ARGUMENT_PREVIEW_MAX_CHARS. Leased secrets never reach arguments: the broker's
+ * lease goes to the transport after the approval, so an approver never sees one.
+ */
+export const ArgumentPreview = z.strictObject({
+  text: z.string().max(ARGUMENT_PREVIEW_MAX_CHARS),
+  /** JSON pointers (RFC 6901) of the redacted fields. */
+  redacted: z.array(z.string().max(1024)).max(256),
+  /** True when the text was cut to ARGUMENT_PREVIEW_MAX_CHARS. */
+  truncated: z.boolean(),
+});
+export type ArgumentPreview = z.infer<typeof ArgumentPreview>;
+
+/** One call as an operator inspects it. `result` (sanitized tool output, untrusted data) only once terminal. */
+export const InspectInvocationReply = z.strictObject({
+  toolCallId: ToolCallId,
+  invocationId: InvocationId,
+  attempt: z.number().int().positive(),
+  state: InvocationState,
+  toolId: ToolId,
+  toolVersion: ToolVersion.optional(),
+  approvalId: Uuid.optional(),
+  arguments: ArgumentPreview,
+  result: InvocationResult.optional(),
+});
+export type InspectInvocationReply = z.infer<typeof InspectInvocationReply>;
+
 /** Asks for the public keys the adapter's receipts verify with; public, so no token is needed. */
 export const ReceiptKeysRequest = z.strictObject({}).meta({ description: 'Asks for the public keys receipts are verified with (no token needed).' });
 export type ReceiptKeysRequest = z.infer<typeof ReceiptKeysRequest>;
@@ -164,4 +211,5 @@ export const adapterCommandSchemas = {
   getTenantPolicy: { request: GetTenantPolicyRequest, reply: TenantPolicyReply },
   putTenantPolicy: { request: PutTenantPolicyRequest, reply: TenantPolicyReply },
   receiptKeys: { request: ReceiptKeysRequest, reply: ReceiptKeySet },
+  inspectInvocation: { request: InspectInvocationRequest, reply: InspectInvocationReply },
 } as const satisfies Record<keyof typeof adapterOperations, { request: z.ZodType; reply: z.ZodType }>;

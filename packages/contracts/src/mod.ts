@@ -2,12 +2,17 @@
 // stream definitions, canonical JSON and hashing, and the error taxonomy.
 export { abortError, raceAbort, sleep, throwIfAborted, withDeadline } from './abort.js';
 export {
+  ARGUMENT_PREVIEW_MAX_CHARS,
+  ARGUMENT_REDACTION_MARKER,
   AgentProfileInput,
   AgentProfileReply,
+  ArgumentPreview,
   DeleteAgentProfileReply,
   DeleteAgentProfileRequest,
   GetAgentProfileRequest,
   GetTenantPolicyRequest,
+  InspectInvocationReply,
+  InspectInvocationRequest,
   ListAgentProfilesReply,
   ListAgentProfilesRequest,
   LookupInvocationReply,
@@ -36,6 +41,7 @@ export {
   Approvers,
 } from './approval-events.js';
 export { Approval } from './approval-document.js';
+export { ApprovalRequestedNotification, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, webhookSignedText } from './approval-notifications.js';
 export { ApprovalOpened, ApprovalStreamEvent, approvalStream, approvalStreamSubject } from './approval-stream.js';
 export {
   AuditChainBreak,

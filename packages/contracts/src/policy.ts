@@ -145,6 +145,11 @@ export const TenantPolicy = z.object({
   commands: CommandRules,
   /** Whether a principal acting without an agent (an operator through the CLI) may call tools at all. */
   allowDirectPrincipalCalls: z.boolean(),
+  /**
+   * Argument field names (matched case-insensitively, at any depth) whose values an operator never sees in an argument
+   * preview, besides the well-known credential names and the fields a tool's schema marks `writeOnly`.
+   */
+  sensitiveArgumentFields: z.array(z.string().min(1).max(128)).max(128).default([]),
   updatedBy: PrincipalId,
   updatedAt: IsoDateTime,
   /** Incremented by every change; the compare-and-set guard. */

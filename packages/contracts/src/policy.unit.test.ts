@@ -16,6 +16,7 @@ const tenantPolicy: TenantPolicy = {
   classRaises: [{ tools: 'slack.**', raiseTo: 'EXTERNAL_COMMUNICATION', reason: 'messages leave the company' }],
   commands: { block: ['\\brm\\s+-rf\\b'], onBlocked: 'ESCALATE', escalateTo: 'PRIVILEGED' },
   allowDirectPrincipalCalls: false,
+  sensitiveArgumentFields: [],
   updatedBy: 'user:admin',
   updatedAt: at,
   version: 1,

@@ -78,6 +78,7 @@ export function tenantPolicy(overrides: Partial<TenantPolicy> = {}): TenantPolic
     classRaises: [],
     commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
     allowDirectPrincipalCalls: false,
+    sensitiveArgumentFields: [],
     updatedBy: 'user:admin',
     updatedAt: at,
     version: 7,

@@ -42,6 +42,7 @@ const policy: TenantPolicy = {
   classRaises: [],
   commands: { block: ['rm\\s+-rf'], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
   allowDirectPrincipalCalls: false,
+  sensitiveArgumentFields: [],
   updatedBy: 'user:ada',
   updatedAt: at,
   version: 4,

@@ -101,6 +101,7 @@ export function defaultTenantPolicy(tenant: string, now: IsoDateTime): TenantPol
     classRaises: [],
     commands: { block: [...DEFAULT_BLOCKED_COMMAND_PATTERNS], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
     allowDirectPrincipalCalls: false,
+    sensitiveArgumentFields: [],
     updatedBy: 'svc:tool-adapter',
     updatedAt: now,
     version: 1,
