@@ -15,7 +15,7 @@
 // private half is kept in .local/dev-operator-key.json ($TOOLPLANE_LOCAL_DIR if set; created on first use, never
 // printed). It signs both kinds: what a token may do is its kind's and its claims', not the key's.
 // Needs the workspaces built (npm run build): it uses @toolplane/sealing's key generators and @toolplane/auth.
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { issueToken } from '@toolplane/auth';
@@ -28,6 +28,8 @@ const operatorKid = 'dev-operator-1';
 export const devTenant = 'dev';
 /** The agent of development agent tokens, whose profile `npm start` writes (infra/local/dev-agent-profile.json). */
 export const devAgentId = 'dev-agent';
+/** The principal development tokens name unless told: the operator, and the human the development agent acts for. */
+export const devPrincipal = 'user:dev@localhost';
 
 /** The development operator signing key (a private Ed25519 JWK), created on first use. */
 function operatorPrivateJwk() {
@@ -56,6 +58,7 @@ export const devKeysByService = {
   'secret-broker': ['TOOLPLANE_TRUSTED_KEYS', 'SECRET_BROKER_KEKS', 'SECRET_BROKER_RECIPIENTS'],
   'audit-projector': ['TOOLPLANE_TRUSTED_KEYS'],
   'flow-runner': ['TOOLPLANE_TRUSTED_KEYS', 'FLOW_RUNNER_SIGNING_KEY'],
+  console: ['TOOLPLANE_TRUSTED_KEYS', 'CONSOLE_SESSION_KEY'],
 };
 
 export function devKeyEnv() {
@@ -71,6 +74,9 @@ export function devKeyEnv() {
     // FlowRunner signs its steps' context tokens with it: here the development key, which the services already trust
     // for tenant `dev` (in production FlowRunner has a key of its own, whose public half joins TOOLPLANE_TRUSTED_KEYS).
     FLOW_RUNNER_SIGNING_KEY: JSON.stringify(operatorPrivateJwk()),
+    // The console seals its session cookies and keys its CSRF tokens with it (32 random bytes, base64url): a new key
+    // signs every operator out, so it is kept in the file like the others.
+    CONSOLE_SESSION_KEY: randomBytes(32).toString('base64url'),
   };
 }
 
@@ -87,7 +93,7 @@ async function devAgentToken(args) {
     kind: 'agent',
     tenant: one('--tenant', devTenant),
     workspace: one('--workspace', 'main'),
-    principal: one('--principal', 'user:dev@localhost'),
+    principal: one('--principal', devPrincipal),
     agentId: one('--agent', devAgentId),
     agentRevision: one('--revision', '1'),
   };
@@ -104,7 +110,7 @@ async function devOperatorToken(args) {
     kind: 'human',
     tenant: one('--tenant', devTenant),
     workspaces: workspaces.length > 0 ? workspaces : ['main'],
-    principal: one('--principal', 'user:dev@localhost'),
+    principal: one('--principal', devPrincipal),
     roles: roles.length > 0 ? roles : ['approver', 'policy-admin', 'platform-admin'],
   };
   const key = operatorPrivateJwk();

@@ -2,8 +2,9 @@
 // `npm start`: brings the whole platform up on this machine and keeps it in the foreground.
 // Without NATS_URL/MONGODB_URL it installs (once) and starts the local nats-server and FerretDB (each in a process
 // group of its own, so a terminal's Ctrl-C reaches only this supervisor); then it builds the workspaces, starts the
-// six services and the MCP endpoint, each with only its own development keys, waits until each reports ready on /readyz, makes sure the
-// development agent profile exists, and prints the first-call path.
+// six services, the MCP endpoint and the approval console, each with only its own development keys, waits until each
+// reports ready on /readyz, makes sure the development agent profile exists, and prints the first-call path and how to
+// sign in to the console.
 // Supervision: a service that exits after it was ready is restarted, after 1 s, then 2, 4 … up to 30 s while it
 // keeps failing (back to 1 s once a run lasted a minute), with one line saying why. One that exits before it was
 // first ready stops `npm start` (a bad setting does not mend itself).
@@ -18,9 +19,18 @@ const localDir = process.env.TOOLPLANE_LOCAL_DIR ?? path.join(root, '.local');
 const logDir = path.join(localDir, 'logs');
 const basePort = Number(process.env.TOOLPLANE_BASE_PORT ?? 7101);
 
-/** The six services and the MCP endpoint, each on its own port (base + index: the endpoint on 7107 by default). */
-const services = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner', 'mcp-endpoint'];
+/**
+ * The six services, the MCP endpoint and the console, each on its own port (base + index: the endpoint on 7107, the
+ * console on 7108 by default).
+ */
+const services = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner', 'mcp-endpoint', 'console'];
 const endpointIndex = services.indexOf('mcp-endpoint');
+/** Where a browser reaches the console; the approval service's webhooks link to it too. */
+const consoleUrl = process.env.CONSOLE_PUBLIC_URL ?? `http://127.0.0.1:${basePort + services.indexOf('console')}`;
+/** Whom `npm start` suggests signing in to the console as: an approver other than the development agent's principal. */
+const consoleApprover = 'user:approver@localhost';
+/** Settings beyond keys, per service. */
+const settingsByService = { console: { CONSOLE_PUBLIC_URL: consoleUrl }, approval: { CONSOLE_PUBLIC_URL: consoleUrl } };
 
 /** Restart backoff: the first delay, its cap, and how long a run must last for the delay to start over. */
 const restartBackoff = { firstMs: 1_000, maxMs: 30_000, stableAfterMs: 60_000 };
@@ -62,7 +72,7 @@ if (localInfra) {
 // Development keys (kept in .local across runs); a key the environment sets wins over the file's. dev-keys.mjs needs
 // the build, hence imported only now.
 const devKeysScript = path.join(root, 'infra/local/dev-keys.mjs');
-const { devAgentId, devKeysByService, devTenant } = await import(devKeysScript);
+const { devAgentId, devKeysByService, devPrincipal, devTenant } = await import(devKeysScript);
 // The endpoint verifies agent tokens and holds no other key.
 const keysByService = { ...devKeysByService, 'mcp-endpoint': ['TOOLPLANE_TRUSTED_KEYS'] };
 const devKeysFile = path.join(localDir, 'dev-keys.env');
@@ -78,13 +88,13 @@ const keyNames = new Set(Object.values(keysByService).flat());
 // What every service inherits: this environment without any key, so a key set here reaches only its service.
 const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !keyNames.has(key)));
 
-/** The environment of one service: the shared one, its own keys, where NATS and MongoDB are, its port. */
+/** The environment of one service: the shared one, its own keys and settings, where NATS and MongoDB are, its port. */
 function serviceEnv(name, port) {
   const own = keysByService[name].flatMap((key) => {
     const value = process.env[key] ?? fileKeys[key];
     return value === undefined ? [] : [[key, value]];
   });
-  return { ...sharedEnv, ...Object.fromEntries(own), NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) };
+  return { ...sharedEnv, ...Object.fromEntries(own), ...settingsByService[name], NATS_URL: natsUrl, MONGODB_URL: mongoUrl, HTTP_PORT: String(port) };
 }
 
 mkdirSync(logDir, { recursive: true });
@@ -224,6 +234,10 @@ if (stopping) {
   say('the first call, from the repository root in another terminal (README.md, "Quick start"):');
   // Unprefixed, so the block can be copied as it is.
   process.stdout.write(`\n${firstCallPath().join('\n')}\n\n`);
+  say(`approval console: ${consoleUrl}/`);
+  // The development agent acts for the development operator's principal, and nobody approves their own request.
+  say(`  sign in with the operator token of: node infra/local/dev-keys.mjs token --principal ${consoleApprover}`);
+  say(`  (paste it, or write it to a file and choose that; ${devAgentId}'s calls are requested by ${devPrincipal}, who may not approve them)`);
   say(`logs in ${logDir}; Ctrl-C stops everything`);
 }
 
