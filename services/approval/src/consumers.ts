@@ -8,4 +8,6 @@ export const approvalConsumers = {
   projector: 'approval-projector',
   /** Publishes the approval stream's outcome events on the events stream. */
   events: 'approval-events',
+  /** ApprovalRequested again, to tell tenants' webhook receivers (events stream). */
+  webhooks: 'approval-webhooks',
 } as const;

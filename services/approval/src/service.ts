@@ -6,12 +6,15 @@ import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type Ser
 import { projectApproval } from './adapters/approval-projector.js';
 import { approvals, collections } from './adapters/collections.js';
 import { relayApprovalEvents } from './adapters/event-relay.js';
+import { postWebhook } from './adapters/webhook-sender.js';
 import { onApprovalRequested } from './app/approval-requests.js';
+import { notifyApprovalRequested, webhookMaxDeliveries, webhookRetryBackoffMs } from './app/approval-webhooks.js';
 import type { ApprovalRuntime } from './app/approval-runtime.js';
 import { serveApprovalCommands } from './app/commands.js';
 import { onRegistryEvent } from './app/registry-changes.js';
 import { runSweeper } from './app/sweeper.js';
 import { approvalConsumers } from './consumers.js';
+import { ApprovalWebhooksSetting, consolePublicUrlSetting } from './webhook-settings.js';
 
 export { approvalConsumers } from './consumers.js';
 
@@ -25,6 +28,15 @@ export const approvalConfig = baseServiceConfig({ httpPort: 7103 }).extend({
   TOOLPLANE_TRUSTED_KEYS: TrustedKeysSetting.optional(),
   /** How often a replica looks for expired approvals. */
   APPROVAL_SWEEP_INTERVAL_MS: millisecondsSetting(5_000),
+  /**
+   * Per tenant, the webhook told of every approval requested: `{"<tenant>": {"url": "https://…", "secret": "<at
+   * least 32 characters>", "workspaces"?: ["<workspace>", …]}}`; default none. The secrets print as `[redacted]`.
+   */
+  APPROVAL_WEBHOOKS: ApprovalWebhooksSetting,
+  /** How long one webhook POST may take before it counts as failed. */
+  APPROVAL_WEBHOOK_TIMEOUT_MS: millisecondsSetting(5_000),
+  /** The console's public address: webhooks then link to the approval there. */
+  CONSOLE_PUBLIC_URL: consolePublicUrlSetting.optional(),
 });
 
 // Retryable failures (NATS briefly away) are retried this often before the message is dead-lettered.
@@ -53,6 +65,18 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
         durableName: approvalConsumers.registry,
         description: 'Registry events that suspend or retire a tool version, voiding its approvals.',
         filterSubjects: [eventFilter({ type: 'McpToolDefinitionChanged' }), eventFilter({ type: 'ToolDescriptorRetired' })],
+      },
+    },
+    {
+      stream: streams.events.name,
+      consumer: {
+        durableName: approvalConsumers.webhooks,
+        description: 'ApprovalRequested events, for the tenants’ webhook receivers.',
+        filterSubject: eventFilter({ type: 'ApprovalRequested' }),
+        // Created on a stream with history, it must not page every receiver about approvals long decided.
+        deliverPolicy: 'new',
+        // The server stops there too: a delivery that crashed the process each time is not retried for ever.
+        maxDeliver: webhookMaxDeliveries,
       },
     },
     {
@@ -113,6 +137,30 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       onDiagnostic: logConsumerDiagnostic(requestsLog),
     });
     context.onShutdown('approval-requests', () => requests.stop({ graceMs: 2_000 }));
+
+    // Its own consumer: a slow or failing receiver delays only other notifications, never an approval.
+    const webhooksLog = logger.child({ component: 'approval-webhooks' });
+    const webhookRuntime = {
+      webhooks: config.APPROVAL_WEBHOOKS,
+      consolePublicUrl: config.CONSOLE_PUBLIC_URL,
+      timeoutMs: config.APPROVAL_WEBHOOK_TIMEOUT_MS,
+      clock: runtime.clock,
+      logger: webhooksLog,
+      post: postWebhook,
+    };
+    const webhooks = await consume(messaging, {
+      stream: streams.events.name,
+      consumer: approvalConsumers.webhooks,
+      schema: ApprovalRequested,
+      handler: (event, delivery) => notifyApprovalRequested(webhookRuntime, event, delivery),
+      deadLetterSubject: deadLetterSubject(streams.events.name, approvalConsumers.webhooks),
+      maxDeliver: webhookMaxDeliveries,
+      nakBackoffMs: webhookRetryBackoffMs,
+      concurrency: 8,
+      onDiagnostic: logConsumerDiagnostic(webhooksLog),
+    });
+    context.onShutdown('approval-webhooks', () => webhooks.stop({ graceMs: 2_000 }));
+    if (Object.keys(config.APPROVAL_WEBHOOKS).length > 0) webhooksLog.info({ tenants: Object.keys(config.APPROVAL_WEBHOOKS) }, 'approval webhooks configured');
 
     const registryLog = logger.child({ component: 'registry-changes' });
     const registry = await consume(messaging, {
