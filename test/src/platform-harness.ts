@@ -66,6 +66,8 @@ export interface EventRecorder {
 export interface Platform {
   readonly scope: Scope;
   readonly messaging: Messaging;
+  /** TOOLPLANE_TRUSTED_KEYS of the platform's services, for a process started beside them (an endpoint, the console). */
+  readonly trustedKeys: string;
   /** The public key receipts verify with, by key id. */
   readonly receiptKeys: ReadonlyMap<string, KeyObject>;
   readonly receiptKeyId: string;
@@ -190,13 +192,14 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   const flowRunnerJwk = { ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: flowRunnerKid, alg: 'EdDSA' };
   const { d: _private, ...flowRunnerPublicJwk } = flowRunnerJwk;
 
+  const trustedKeys = JSON.stringify({ [scope.tenant]: [agentKey.publicJwk, operatorKey.publicJwk, { ...flowRunnerPublicJwk, use: 'sig' }] });
   const common: Record<string, string> = {
     NATS_URL: nats.url,
     MONGODB_URL: infra.mongoUrl,
     MONGODB_DATABASE: infra.dbName,
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'info',
     SHUTDOWN_TIMEOUT_MS: '5000',
-    TOOLPLANE_TRUSTED_KEYS: JSON.stringify({ [scope.tenant]: [agentKey.publicJwk, operatorKey.publicJwk, { ...flowRunnerPublicJwk, use: 'sig' }] }),
+    TOOLPLANE_TRUSTED_KEYS: trustedKeys,
   };
   const own: Record<PlatformService, Record<string, string>> = {
     registry: {},
@@ -332,6 +335,7 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   return {
     scope,
     messaging,
+    trustedKeys,
     receiptKeys: new Map([[receiptKeyId, receipt.publicKey]]),
     receiptKeyId,
     countFile: (name) => path.join(dir, `${name}.count`),
