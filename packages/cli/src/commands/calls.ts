@@ -1,13 +1,23 @@
 import { createToolplaneClient } from '@toolplane/client';
-import { InvocationState, ToolplaneError, adapterCommandSchemas, auditCommandSchemas, type InvocationResult, type RuntimeToolCallSummary, type RuntimeToolCallView } from '@toolplane/contracts';
+import {
+  InvocationState,
+  ToolplaneError,
+  adapterCommandSchemas,
+  auditCommandSchemas,
+  type InspectInvocationReply,
+  type InvocationResult,
+  type RuntimeToolCallSummary,
+  type RuntimeToolCallView,
+} from '@toolplane/contracts';
 import type { CommandGroup } from '../command-group.js';
 import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
-import { agentToken, parseTimeoutMs, printOutcome, withAgentToken, type AgentTokenOptions } from './invoke.js';
+import { agentToken, parseTimeoutMs, printOutcome, resultText, withAgentToken, type AgentTokenOptions } from './invoke.js';
 
 // `toolplane calls …`: the RuntimeToolCall projection, one document per logical tool call, in the caller's
-// scope. It holds ids, states, times and hashes; never arguments or results. `calls reconcile` settles an Uncertain
-// call in the tool adapter. All of them act as an operator (token in --token-file or $TOOLPLANE_TOKEN), except
+// scope. It holds ids, states, times and hashes; never arguments or results. `calls inspect` asks the tool adapter
+// for one call's arguments (sensitive fields redacted) and, once it ended, its result and receipt; `calls reconcile`
+// settles an Uncertain call in the tool adapter. All of them act as an operator (token in --token-file or $TOOLPLANE_TOKEN), except
 // `calls wait`, which re-attaches to the agent's own call by its idempotency key as the agent (like `invoke`).
 
 /** `--state executing|observed|failed|…`, any case. */
@@ -99,7 +109,40 @@ function resultFields(result: InvocationResult): string {
   ]);
 }
 
-/** `toolplane calls show|list|reconcile|wait`: logical tool calls of the workspace. */
+/** C0 and C1 control characters but newline and tab: a terminal acts on them (escape sequences, title changes, bells). */
+function isControl(code: number): boolean {
+  return (code < 0x20 && code !== 0x0a && code !== 0x09) || (code >= 0x7f && code <= 0x9f);
+}
+
+/** Untrusted text (tool output, model-written arguments) made safe to print on a terminal: control characters shown as `\u` escapes. */
+export function printable(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    out += isControl(code) ? `\\u${code.toString(16).padStart(4, '0')}` : char;
+  }
+  return out;
+}
+
+/** What `calls inspect` prints: the call, its redacted arguments and, once it ended, its result and receipt. */
+export function inspectionText(reply: InspectInvocationReply): string {
+  const preview = reply.arguments;
+  const fields = formatFields([
+    ['tool call', reply.toolCallId],
+    ['state', reply.state],
+    ['tool', tool(reply)],
+    ['invocation', `${reply.invocationId} (attempt ${reply.attempt})`],
+    ['approval', reply.approvalId],
+    ['redacted', preview.redacted],
+  ]);
+  const cut = preview.truncated ? `, cut at ${preview.text.length} characters` : '';
+  const args = `--- arguments (untrusted, sensitive fields redacted${cut}) ---\n${preview.text}\n`;
+  const { result } = reply;
+  const rest = result === undefined ? `--- no result yet: the call is ${reply.state} ---\n` : `${resultText(result)}--- receipt ---\n${JSON.stringify(result.receipt, null, 2)}\n`;
+  return printable(`${fields}${args}${rest}`);
+}
+
+/** `toolplane calls show|list|inspect|reconcile|wait`: logical tool calls of the workspace. */
 export const callsCommands: CommandGroup = (program, context) => {
   const calls = program.command('calls').description('Inspect tool calls of the workspace (one record per logical call, across its attempts).');
 
@@ -159,6 +202,15 @@ export const callsCommands: CommandGroup = (program, context) => {
       } finally {
         await client.close();
       }
+    });
+
+  withToken(calls.command('inspect'))
+    .description('show what one call was asked to do (arguments, sensitive fields redacted) and, once it ended, its result and signed receipt')
+    .argument('<toolCallId>', 'the logical tool call id')
+    .action(async (toolCallId: string, options: TokenOptions) => {
+      const ctx = context();
+      const reply = await ctx.call('adapter', 'inspectInvocation', adapterCommandSchemas.inspectInvocation, { toolCallId }, await operatorHeaders(ctx, options));
+      ctx.print(reply, () => inspectionText(reply));
     });
 
   withToken(calls.command('reconcile'))
