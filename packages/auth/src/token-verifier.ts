@@ -9,6 +9,8 @@ import {
   type TrustedKeys,
   type TrustedPublicJwk,
 } from '@toolplane/contracts';
+import { issuerKeyResolver, type IssuerKeyResolver, type IssuerKeySetOptions } from './issuer-key-set.js';
+import { refused } from './refused.js';
 
 /** What the caller expects the token to be: the scope of the request (from its subject) and the kind of holder. */
 export interface ExpectedToken<K extends TokenKind = TokenKind> {
@@ -37,16 +39,14 @@ export interface TokenVerifierOptions {
    * every service passes its configured TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S rather than a default of its own.
    */
   readonly clockToleranceSeconds: number;
+  /** How the key sets of tenants trusted through an OIDC issuer are fetched and cached (defaults suit production). */
+  readonly issuerKeySets?: IssuerKeySetOptions;
 }
 
 const maxTokenLength = 8192;
 // Tokens whose verified signature is remembered: one per runtime session is typical; beyond it, the oldest go.
 const verifiedTokensKept = 10_000;
 const registeredClaims = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
-
-function refused(reason: string, cause?: unknown): ToolplaneError {
-  return new ToolplaneError('AUTHENTICATION_FAILED', `token refused: ${reason}`, cause === undefined ? {} : { cause });
-}
 
 /** Which algorithms a trusted key may verify. */
 function algorithmsFor(jwk: TrustedPublicJwk): readonly TokenAlgorithm[] {
@@ -68,6 +68,7 @@ function joseReason(error: unknown): string {
       if (claim === 'aud') return `it is not meant for ${TOKEN_AUDIENCE}`;
       if (claim === 'nbf') return 'it is not valid yet';
       if (claim === 'iat') return 'it was issued in the future';
+      if (claim === 'iss') return 'it was not issued by the issuer its tenant trusts';
       return `its ${typeof claim === 'string' ? claim : 'claims'} claim is missing or invalid`;
     default:
       return 'it is malformed';
@@ -75,10 +76,11 @@ function joseReason(error: unknown): string {
 }
 
 /**
- * A verifier over per-tenant trusted public keys (see TrustedKeys; parse configuration with TrustedKeysSetting).
+ * A verifier over per-tenant trusted keys (see TrustedKeys; parse configuration with TrustedKeysSetting): a tenant's
+ * static public JWKs, or the published key set of its OIDC issuer, whose tokens must also carry `iss` = the issuer.
  * Refuses: unsigned (`alg: none`) and symmetric or unlisted algorithms, a missing or unknown kid, a bad signature,
- * expiry, another audience, another tenant (its keys are not consulted, and its claim must match), another
- * workspace and the wrong kind of holder.
+ * expiry, another audience, another issuer, another tenant (its keys are not consulted, and its claim must match),
+ * another workspace and the wrong kind of holder.
  */
 export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifierOptions): TokenVerifier {
   const clock = options.clock ?? (() => new Date());
@@ -88,7 +90,7 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
   }
   // Imported once per (tenant, kid, alg); a failed import is not cached, so the error repeats rather than sticks.
   const imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
-  const keyFor = (tenant: string, jwk: TrustedPublicJwk, alg: TokenAlgorithm) => {
+  const importedKey = (tenant: string, jwk: TrustedPublicJwk, alg: TokenAlgorithm) => {
     const cacheKey = JSON.stringify([tenant, jwk.kid, alg]);
     let key = imported.get(cacheKey);
     if (key === undefined) {
@@ -98,12 +100,35 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
     }
     return key;
   };
+  // One remote key set per issuer-trusting tenant, made up front so that each keeps its own cache and cooldown.
+  const issuers = new Map<string, { readonly issuer: string; readonly resolve: IssuerKeyResolver }>();
+  for (const [tenant, entry] of Object.entries(keyConfig)) {
+    if (!Array.isArray(entry)) issuers.set(tenant, { issuer: entry.issuer, resolve: issuerKeyResolver(tenant, entry, options.issuerKeySets) });
+  }
 
-  // Payloads whose signature verified, by tenant and token (the oldest forgotten first beyond the bound).
-  const verified = new Map<string, JWTPayload>();
-  const remember = (cacheKey: string, payload: JWTPayload) => {
+  /** The key that verifies a token of `tenant` with this header, and the issuer it must name, or a refusal. */
+  const keyFor = async (tenant: string, header: ProtectedHeaderParameters & { kid: string }, alg: TokenAlgorithm): Promise<{ key: CryptoKey | Uint8Array; issuer?: string }> => {
+    const remote = issuers.get(tenant);
+    if (remote !== undefined) return { key: await remote.resolve(header), issuer: remote.issuer };
+    const tenantKeys = Object.hasOwn(keyConfig, tenant) ? keyConfig[tenant] : undefined;
+    if (!Array.isArray(tenantKeys)) throw refused(`no keys are trusted for tenant ${tenant}`);
+    const jwk = tenantKeys.find((candidate) => candidate.kid === header.kid);
+    if (jwk === undefined) throw refused(`its signing key is not trusted for tenant ${tenant}`);
+    if (!algorithmsFor(jwk).includes(alg)) throw refused(`algorithm ${alg} does not fit its signing key`);
+    try {
+      return { key: await importedKey(tenant, jwk, alg) };
+    } catch (error) {
+      throw refused(joseReason(error), { cause: error });
+    }
+  };
+
+  // Tokens whose signature verified, by tenant and token, with the key that verified them (the oldest forgotten
+  // first beyond the bound). The key is kept so that a remembered token is only trusted while that same key is:
+  // once an issuer's key set is fetched again, its keys are new objects, and the signature is checked afresh.
+  const verified = new Map<string, { readonly payload: JWTPayload; readonly key: CryptoKey | Uint8Array }>();
+  const remember = (cacheKey: string, entry: { readonly payload: JWTPayload; readonly key: CryptoKey | Uint8Array }) => {
     if (verified.size >= verifiedTokensKept) verified.delete(verified.keys().next().value ?? cacheKey);
-    verified.set(cacheKey, payload);
+    verified.set(cacheKey, entry);
   };
 
   return {
@@ -113,38 +138,36 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
       try {
         header = decodeProtectedHeader(token);
       } catch (error) {
-        throw refused('it is malformed', error);
+        throw refused('it is malformed', { cause: error });
       }
       if (header.alg === undefined || header.alg === 'none') throw refused('unsigned tokens are never accepted');
       const alg = TokenAlgorithm.safeParse(header.alg);
       if (!alg.success) throw refused(`algorithm ${JSON.stringify(String(header.alg).slice(0, 32))} is not accepted`);
       if (typeof header.kid !== 'string' || header.kid === '') throw refused('it names no signing key (kid)');
       if (header.crit !== undefined) throw refused('it has critical header parameters');
-      const tenantKeys = Object.hasOwn(keyConfig, expected.tenant) ? keyConfig[expected.tenant] : undefined;
-      if (tenantKeys === undefined) throw refused(`no keys are trusted for tenant ${expected.tenant}`);
-      const jwk = tenantKeys.find((candidate) => candidate.kid === header.kid);
-      if (jwk === undefined) throw refused(`its signing key is not trusted for tenant ${expected.tenant}`);
-      if (!algorithmsFor(jwk).includes(alg.data)) throw refused(`algorithm ${alg.data} does not fit its signing key`);
+      const { key, issuer } = await keyFor(expected.tenant, { ...header, kid: header.kid }, alg.data);
 
       // A runtime sends the same context token with every call it makes while the token lives: its signature is
       // checked once (a WebCrypto job per call was a twentieth of the governed path's CPU), its times on every use.
       const cacheKey = `${expected.tenant}\n${token}`;
-      let payload = verified.get(cacheKey);
-      if (payload === undefined) {
+      const remembered = verified.get(cacheKey);
+      let payload: JWTPayload;
+      if (remembered === undefined || remembered.key !== key) {
         try {
-          const key = await keyFor(expected.tenant, jwk, alg.data);
           ({ payload } = await jwtVerify(token, key, {
             algorithms: [alg.data],
             audience: TOKEN_AUDIENCE,
+            ...(issuer === undefined ? {} : { issuer }),
             currentDate: clock(),
             clockTolerance: tolerance,
             requiredClaims: ['sub', 'iat', 'exp'],
           }));
         } catch (error) {
-          throw refused(joseReason(error), error);
+          throw refused(joseReason(error), { cause: error });
         }
-        remember(cacheKey, payload);
+        remember(cacheKey, { payload, key });
       } else {
+        payload = remembered.payload;
         const now = clock().getTime() / 1000;
         if (typeof payload.exp === 'number' && now > payload.exp + tolerance) {
           verified.delete(cacheKey);

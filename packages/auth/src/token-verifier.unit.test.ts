@@ -1,6 +1,6 @@
 import { base64url, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { hasErrorCode, type AgentContextClaims, type OperatorClaims, type TrustedKeys } from '@toolplane/contracts';
+import { hasErrorCode, type AgentContextClaims, type OperatorClaims, type TrustedKeys, type TrustedPublicJwk } from '@toolplane/contracts';
 import { issueToken } from './issue-token.js';
 import { generateSigningKeyPair, type SigningKeyPair } from './signing-keys.js';
 import { createTokenVerifier } from './token-verifier.js';
@@ -49,7 +49,7 @@ describe('issueToken and createTokenVerifier', () => {
 
   it('accepts a P-256 (ES256) key as well', async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256');
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'p256' } as TrustedKeys[string][number];
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'p256' } as TrustedPublicJwk;
     const token = await issueToken(alice, privateKey, { kid: 'p256', expiresIn: 60, now, alg: 'ES256' });
     expect(await createTokenVerifier({ acme: [jwk] }, { clock, clockToleranceSeconds: 30 }).verify(token, expectHuman)).toEqual(alice);
   });

@@ -32,6 +32,45 @@ describe('TrustedKeysSetting', () => {
   });
 });
 
+describe('TrustedKeysSetting: an OIDC issuer', () => {
+  const issuer = { issuer: 'https://login.acme.example', jwksUri: 'https://login.acme.example/.well-known/jwks.json' };
+
+  it('parses an issuer beside static keys, keeping the issuer exactly as written', () => {
+    const local = { issuer: 'http://127.0.0.1:8080/realms/acme/', jwksUri: 'http://localhost:8080/realms/acme/certs?v=2' };
+    const setting = { acme: issuer, globex: [okp], initech: local };
+    expect(TrustedKeysSetting.parse(JSON.stringify(setting))).toEqual(setting);
+  });
+
+  it('refuses an issuer or key set URL that is not https, except on this machine', () => {
+    expect(problem(JSON.stringify({ acme: { ...issuer, issuer: 'http://login.acme.example' } }))).toBe(
+      'is not a valid key set: acme.issuer: issuer must use https (http only on 127.0.0.1 or localhost)',
+    );
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: 'http://10.0.0.1/jwks.json' } }))).toBe(
+      'is not a valid key set: acme.jwksUri: jwksUri must use https (http only on 127.0.0.1 or localhost)',
+    );
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: 'ftp://login.acme.example/jwks.json' } }))).toMatch(/^is not a valid key set: acme\.jwksUri: jwksUri must use https/);
+    // A host that merely starts with a loopback name is not this machine.
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: 'http://localhost.evil.example/jwks.json' } }))).toMatch(/^is not a valid key set: acme\.jwksUri: jwksUri must use https/);
+  });
+
+  it('refuses relative URLs, credentials, fragments and an issuer with a query', () => {
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: '/jwks.json' } }))).toBe('is not a valid key set: acme.jwksUri: jwksUri must be an absolute URL');
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: 'https://user:pw@login.acme.example/jwks.json' } }))).toBe(
+      'is not a valid key set: acme.jwksUri: jwksUri must not carry credentials',
+    );
+    expect(problem(JSON.stringify({ acme: { ...issuer, jwksUri: 'https://login.acme.example/jwks.json#' } }))).toBe('is not a valid key set: acme.jwksUri: jwksUri must have no fragment');
+    expect(problem(JSON.stringify({ acme: { ...issuer, issuer: 'https://login.acme.example?tenant=acme' } }))).toBe('is not a valid key set: acme.issuer: issuer must have no query');
+  });
+
+  it('refuses a missing or unknown field, and an entry of neither form', () => {
+    expect(problem(JSON.stringify({ acme: { issuer: issuer.issuer } }))).toMatch(/^is not a valid key set: acme\.jwksUri: /);
+    expect(problem(JSON.stringify({ acme: { ...issuer, audience: 'other' } }))).toMatch(/^is not a valid key set: acme: .*audience/);
+    expect(problem(JSON.stringify({ acme: 'https://login.acme.example' }))).toBe(
+      'is not a valid key set: acme: expected an array of public JWKs or {"issuer": "https://…", "jwksUri": "https://…"}',
+    );
+  });
+});
+
 describe('TokenClaims', () => {
   it('tells agent and operator claims apart by kind, and refuses unknown claims', () => {
     const operator = { kind: 'human', tenant: 'acme', workspaces: ['main'], principal: 'user:alice', roles: ['approver'] } as const;
