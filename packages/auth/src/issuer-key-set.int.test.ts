@@ -99,6 +99,15 @@ describe('createTokenVerifier with a tenant trusting an OIDC issuer', () => {
     expect(requests.get('/acme/jwks.json')).toBe(1);
   });
 
+  it('reads an issuer’s token for Toolplane’s claims alone, ignoring the claims the issuer adds of its own', async () => {
+    const verifier = verifierOf(trustedKeys());
+    const token = await issuerToken({ ...alice, ...{ azp: 'console', scope: 'openid email', email: 'alice@acme.example', sid: 's-1', auth_time: 1 } }, acmeKey);
+    expect(await verifier.verify(token, expectAlice)).toEqual(alice);
+    // Toolplane's own claims are still checked: a malformed role is refused, extras or not.
+    const malformed = await issuerToken({ ...alice, roles: ['has space'], email: 'alice@acme.example' } as OperatorClaims, acmeKey);
+    expect(await refusal(verifier.verify(malformed, expectAlice), malformed)).toMatch(/^AUTHENTICATION_FAILED: .*claims are malformed/);
+  });
+
   it('refuses a token of the issuer’s key that names another issuer, or none', async () => {
     const verifier = verifierOf(trustedKeys());
     const elsewhere = await issuerToken(alice, acmeKey, { iss: issuerOf('globex') });

@@ -177,8 +177,11 @@ export function createTokenVerifier(keyConfig: TrustedKeys, options: TokenVerifi
       }
       if (typeof payload.iat === 'number' && payload.iat > clock().getTime() / 1000 + tolerance) throw refused('it was issued in the future');
 
-      const custom = Object.fromEntries(Object.entries(payload).filter(([name]) => !registeredClaims.has(name)));
       const schema = expected.kind === 'agent' ? AgentContextClaims : OperatorClaims;
+      // An OIDC issuer adds claims of its own (azp, scope, email, sid, …): its tokens are read for Toolplane's claims
+      // alone. A token signed with a tenant's own keys is Toolplane's, and anything unexpected in it is malformed.
+      const fromIssuer = issuer !== undefined;
+      const custom = Object.fromEntries(Object.entries(payload).filter(([name]) => !registeredClaims.has(name) && (!fromIssuer || Object.hasOwn(schema.shape, name))));
       if (custom['kind'] !== expected.kind) throw refused(`expected ${expected.kind === 'agent' ? 'an agent context' : 'an operator'} token`);
       const claims = schema.safeParse({ ...custom, principal: payload.sub });
       if (!claims.success) throw refused('its claims are malformed');

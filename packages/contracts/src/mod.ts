@@ -100,6 +100,7 @@ export {
   TokenAlgorithm,
   TokenClaims,
   TokenKind,
+  TrustedIssuer,
   TrustedKeys,
   TrustedKeysSetting,
   TrustedPublicJwk,
