@@ -1,6 +1,7 @@
 // The tool adapter's operator commands in-process against real NATS and FerretDB: agent profile and tenant policy
 // CRUD with version guards and operator tokens, a policy written over request/reply taking effect on the next call,
-// and the reconciliation of a call that a redelivery after a crash ended Uncertain.
+// the reconciliation of a call that a redelivery after a crash ended Uncertain, and the inspection of calls (their
+// redacted arguments, and once ended their results and receipts).
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,19 +9,24 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
+  ARGUMENT_REDACTION_MARKER,
   InvocationRequest,
   LifecycleEvent,
   POLICY_ADMIN_ROLE,
   ToolDescriptor,
   adapterCommandSchemas,
+  canonicalJson,
   commandSubject,
   eventFilter,
   hasErrorCode,
+  invocationRequestMsgId,
+  invocationRequestSubject,
   type AgentProfile,
   type AgentProfileInput,
   type OperatorClaims,
   type Scope,
   type InvocationReply,
+  type InspectInvocationReply,
   type InvocationResult,
   type TenantPolicyInput,
   type TenantPolicyReply,
@@ -28,7 +34,7 @@ import {
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { runCli, type CliIo } from '@toolplane/cli';
 import { FixtureServer } from '@toolplane/mcp/testing';
-import { connectMessaging, openKv, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
+import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
@@ -56,6 +62,7 @@ import {
   storeLeftByCrash,
   storedInvocation,
   testDescriptor,
+  waitFor,
 } from '../src/testing.js';
 
 const infra = testScope('adapter_commands');
@@ -452,5 +459,112 @@ describe('the toolplane CLI against the adapter', () => {
     const { signature: _signature, ...unsigned } = reply.data.receipt;
     expect((await plainToolplane(JSON.stringify(forged(unsigned)), 'receipts', 'verify')).err).toBe('AUTHENTICATION_FAILED: the receipt is not authentic: the signature does not match the receipt\n');
     expect((await plainToolplane('{"status":"SUCCESS"}', 'receipts', 'verify')).err).toMatch(/^INVALID_ARGUMENT: no receipt in the input/);
+  });
+});
+
+describe('inspecting a call', () => {
+  const R = ARGUMENT_REDACTION_MARKER;
+  /** A gated tool whose input schema marks `pin` write-only. */
+  const wipeSchema = { type: 'object', properties: { n: { type: 'integer' }, pin: { type: 'string', writeOnly: true }, target: { type: 'string' } } };
+
+  async function sendAsAgent(scope: Scope, toolId: string, args: Record<string, unknown>, idempotencyKey: string): Promise<InvocationRequest> {
+    const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: caller.principal });
+    const sent = InvocationRequest.parse({ toolId, arguments: args, idempotencyKey, correlationId: 'run-1', contextToken, replyInbox: newReplyInbox() });
+    await publish(messaging, { subject: invocationRequestSubject(scope), schema: InvocationRequest, message: sent, msgId: invocationRequestMsgId(scope, sent) });
+    return sent;
+  }
+
+  /** Inspects until the call index has seen the call (it indexes received calls off the hot path, milliseconds later). */
+  function inspectOnceIndexed(scope: Scope, toolCallId: string, token: string): Promise<InspectInvocationReply> {
+    return waitFor(`call ${toolCallId} to be indexed`, async () => {
+      try {
+        return await command(scope, 'inspectInvocation', { toolCallId }, token);
+      } catch (error) {
+        if (hasErrorCode(error) && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      }
+    });
+  }
+
+  it('shows a parked call its arguments redacted and no result, an ended one its result and receipt, to any operator of the scope only', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    await bindTool(scope, 'fixture.wipe', { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', inputSchemaJson: JSON.stringify(wipeSchema) });
+    // Any operator of the scope may inspect: this one has no role the policy names.
+    const reader = await tokenOf(operatorClaims(scope, [], 'user:otto@example.com'));
+
+    // DESTRUCTIVE is gated by the default policy: the call parks for an approval and never runs.
+    await sendAsAgent(scope, 'fixture.wipe', { n: 1, pin: '4711', target: 'disk-7', auth: { apiKey: 'sk-live-abc' } }, 'inspect-gated');
+    const parked = await waitFor('the call to park', async () => {
+      const document = await stored(scope, 'inspect-gated');
+      return document?.state === 'AwaitingApproval' ? document : undefined;
+    });
+    const inspectedParked = await command(scope, 'inspectInvocation', { toolCallId: parked.toolCallId }, reader);
+    expect(inspectedParked).toEqual({
+      toolCallId: parked.toolCallId,
+      invocationId: parked.invocationId,
+      attempt: 1,
+      state: 'AwaitingApproval',
+      toolId: 'fixture.wipe',
+      toolVersion: '1',
+      approvalId: parked.approvalId,
+      arguments: { text: canonicalJson({ auth: { apiKey: R }, n: 1, pin: R, target: 'disk-7' }), redacted: ['/auth/apiKey', '/pin'], truncated: false },
+    });
+    expect(JSON.stringify(inspectedParked)).not.toMatch(/4711|sk-live-abc/);
+
+    // A READ call is indexed by the call index consumer, not on its hot path.
+    const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: caller.principal });
+    const reply = await invokeAndAwaitReply(messaging, scope, InvocationRequest.parse({ toolId: 'fixture.count', arguments: { n: 2, password: 'hunter2', note: 'hello' }, idempotencyKey: 'inspect-read', correlationId: 'run-1', contextToken, replyInbox: newReplyInbox() }));
+    if (!reply.ok) throw new Error(`the read call failed: ${reply.error.message}`);
+    const inspectedRead = await inspectOnceIndexed(scope, reply.data.receipt.toolCallId, reader);
+    expect(inspectedRead).toEqual({
+      toolCallId: reply.data.receipt.toolCallId,
+      invocationId: reply.data.receipt.invocationId,
+      attempt: 1,
+      state: 'Observed',
+      toolId: 'fixture.count',
+      toolVersion: '1',
+      arguments: { text: canonicalJson({ n: 2, note: 'hello', password: R }), redacted: ['/password'], truncated: false },
+      // The very result, content and signed receipt, the call's reply carried.
+      result: reply.data,
+    });
+    expect(inspectedRead.result?.structuredContent).toEqual({ count: 1 });
+    expect(verifyReceipt(inspectedRead.result?.receipt ?? reply.data.receipt, new Map([[receiptKeyId, receiptPublicKey]])).valid).toBe(true);
+
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: 'no-such-call' }, reader))).toBe(`NOT_FOUND: no call no-such-call in ${scope.tenant}/${scope.workspace}`);
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: parked.toolCallId }, undefined))).toBe('AUTHENTICATION_FAILED: no operator token: send one as "Authorization: Bearer <token>"');
+    const elsewhere = newWorkspace();
+    const otherOperator = await tokenOf(operatorClaims(elsewhere, [POLICY_ADMIN_ROLE]));
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: parked.toolCallId }, otherOperator))).toBe(`AUTHENTICATION_FAILED: token refused: it does not cover workspace ${scope.workspace}`);
+    // On its own workspace's subject that operator finds nothing by this workspace's ToolCallId.
+    expect(await refusal(command(elsewhere, 'inspectInvocation', { toolCallId: parked.toolCallId }, otherOperator))).toMatch(/^NOT_FOUND: /);
+  });
+
+  it('redacts the names the tenant policy lists, and prints the inspection with the CLI', { timeout: 60_000 }, async () => {
+    const scope = await preparedWorkspace();
+    const admin = await adminOf(scope);
+    const current = await command(scope, 'getTenantPolicy', {}, admin);
+    const { tenant: _tenant, updatedBy: _by, updatedAt: _at, version, ...rest } = current.policy;
+    await command(scope, 'putTenantPolicy', { policy: { ...rest, sensitiveArgumentFields: ['TicketRef'] }, expectedVersion: current.isDefault ? 0 : version }, admin);
+
+    await sendAsAgent(scope, 'fixture.count', { n: 3, ticketref: 'T-99', nested: { TICKETREF: 'T-100' } }, 'inspect-policy');
+    const ended = await waitFor('the call to end', async () => {
+      const document = await stored(scope, 'inspect-policy');
+      return document?.state === 'Observed' ? document : undefined;
+    });
+    // The policy reaches this replica's watched copy milliseconds after the write: wait for the redaction.
+    const inspected = await waitFor('the policy to redact', async () => {
+      const reply = await inspectOnceIndexed(scope, ended.toolCallId, admin);
+      return reply.arguments.redacted.length === 2 ? reply : undefined;
+    });
+    expect(inspected.arguments.text).toBe(canonicalJson({ n: 3, nested: { TICKETREF: R }, ticketref: R }));
+
+    let out = '';
+    let err = '';
+    const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_TOKEN: admin } };
+    const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', 'calls', 'inspect', ended.toolCallId], io);
+    expect({ code, err }).toEqual({ code: 0, err: '' });
+    expect(out).toContain(`--- arguments (untrusted, sensitive fields redacted) ---\n${inspected.arguments.text}\n`);
+    expect(out).toContain('--- result (untrusted tool data) ---\n{\n  "count": 1\n}\n--- receipt ---\n');
+    expect(out).not.toMatch(/T-99|T-100/);
   });
 });

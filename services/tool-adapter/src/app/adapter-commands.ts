@@ -1,7 +1,8 @@
 // The tool adapter's operator commands (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`): reconcile an
-// Uncertain call, and read and write agent profiles and the tenant policy. One queue group across replicas. Scope is
-// the subject's; the operator is the verified bearer token in the Authorization header, which is never logged.
-// Reads need an operator token of the scope, writes and reconcile the POLICY_ADMIN_ROLE as well. receiptKeys answers
+// Uncertain call, inspect a call, and read and write agent profiles and the tenant policy. One queue group across
+// replicas. Scope is the subject's; the operator is the verified bearer token in the Authorization header, which is
+// never logged. Reads (an inspection included) need an operator token of the scope, writes and reconcile the
+// POLICY_ADMIN_ROLE as well. An inspection's arguments and result are in its reply only, never in a log line. receiptKeys answers
 // anyone with the public keys receipts verify with: they are public, and a verifier needs nothing else.
 import { createPublicKey } from 'node:crypto';
 import {
@@ -23,6 +24,8 @@ import type { PolicyDocuments } from '../adapters/policy-documents.js';
 import { reconcileInvocation } from '../core/invocation-attempts.js';
 import type { ReceiptSigningKey } from '../core/receipts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';
+import { invocationInspection, parsedInputSchema } from '../core/invocation-inspection.js';
+import { descriptorFor } from './invocation-handler.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents } from './publishing.js';
 
@@ -36,6 +39,7 @@ const servedOperations = [
   adapterOperations.getTenantPolicy,
   adapterOperations.putTenantPolicy,
   adapterOperations.receiptKeys,
+  adapterOperations.inspectInvocation,
 ] as const;
 type Operation = (typeof servedOperations)[number];
 type Request<O extends Operation> = z.output<(typeof adapterCommandSchemas)[O]['request']>;
@@ -76,6 +80,18 @@ function handlers(runtime: InvocationRuntime, documents: PolicyDocuments, receip
       await publishEvents(runtime.messaging, settled.events);
       runtime.logger.info({ toolCallId: persisted.toolCallId, invocationId: persisted.invocationId, state: persisted.state, reconciledBy: operator.principal }, 'call reconciled');
       return { result: invocationResultOf(persisted) };
+    },
+    inspectInvocation: async (request, scope, context) => {
+      await reader(scope, context);
+      // Every call's ToolCallId is indexed (parked and Uncertain ones by the pipeline, the rest by the call index
+      // consumer); the call's record holds its latest attempt.
+      const found = await runtime.calls.findByToolCallId(scope, request.toolCallId, context.signal);
+      const invocation = found?.state.invocation;
+      if (invocation === undefined) throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId} in ${scope.tenant}/${scope.workspace}`);
+      const policy = await runtime.policies.tenantPolicy(scope.tenant, runtime.clock(), context.signal);
+      // A retired descriptor leaves the names to decide what is redacted.
+      const inputSchema = parsedInputSchema(descriptorFor(runtime, scope, invocation)?.inputSchemaJson);
+      return invocationInspection(invocation, { inputSchema, sensitiveArgumentFields: policy.sensitiveArgumentFields });
     },
     getAgentProfile: async (request, scope, context) => {
       await reader(scope, context);

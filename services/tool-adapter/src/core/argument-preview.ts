@@ -120,8 +120,8 @@ function normalizedCredentialName(key: string): string {
 
 /**
  * The preview of `args` for an operator: canonical JSON in which every sensitive field's value (of any type, an
- * object or array included) is ARGUMENT_REDACTION_MARKER, the JSON pointers of those fields (the first 256), and the
- * text cut at ARGUMENT_PREVIEW_MAX_CHARS. `inputSchema` is the tool's input JSON Schema, undefined when the
+ * object or array included) is ARGUMENT_REDACTION_MARKER, the JSON pointers of those fields (the first 256, in text
+ * order), and the text cut at ARGUMENT_PREVIEW_MAX_CHARS. `inputSchema` is the tool's input JSON Schema, undefined when the
  * descriptor is gone (then names alone decide); `sensitiveFields` is the tenant policy's `sensitiveArgumentFields`.
  */
 export function argumentPreview(args: JsonObject, inputSchema: unknown, sensitiveFields: readonly string[]): ArgumentPreview {
@@ -143,7 +143,8 @@ export function argumentPreview(args: JsonObject, inputSchema: unknown, sensitiv
     }
     if (typeof value !== 'object' || value === null) return value;
     const copy: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) {
+    // In canonical key order (UTF-16 code units, as RFC 8785 sorts), so `redacted` lists fields in text order.
+    for (const [key, child] of Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const childNodes = expand(inputSchema, propertyNodes(nodes, key));
       const childPointer = `${pointer}/${pointerToken(key)}`;
       copy[key] = isSensitiveName(key) || marksSensitive(childNodes) ? redact(childPointer) : visit(child, childNodes, childPointer);
