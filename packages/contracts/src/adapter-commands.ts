@@ -139,10 +139,19 @@ export const ARGUMENT_REDACTION_MARKER = '[REDACTED]';
 /**
  * Asks, as an operator of the scope (any role), what one logical call was asked to do and what it answered: the
  * latest attempt's arguments with sensitive fields redacted and, once it is terminal, its result and signed receipt.
- * What an approver looks at before deciding, and what the console shows of a call. NOT_FOUND for an unknown call.
+ * What an approver looks at before deciding, and what the console shows of a call. NOT_FOUND for an unknown call,
+ * and for a key that holds another call.
  */
 export const InspectInvocationRequest = z
-  .strictObject({ toolCallId: ToolCallId })
+  .strictObject({
+    toolCallId: ToolCallId,
+    /**
+     * The call's idempotency key (its RuntimeToolCall record has it): the call is then read directly. Without it only
+     * the calls an approval or a reconcile must find by ToolCallId (parked for an approval, ended Uncertain) are
+     * found, since a call's hot path indexes nothing more.
+     */
+    idempotencyKey: IdempotencyKey.optional(),
+  })
   .meta({ description: 'Shows one call to an operator: redacted arguments, and its result and receipt once terminal.' });
 export type InspectInvocationRequest = z.infer<typeof InspectInvocationRequest>;
 

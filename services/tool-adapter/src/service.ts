@@ -1,4 +1,4 @@
-import { ApprovalOutcomeEvent, InvocationReceived, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, flowWorkStream, invocationStateStream, streams } from '@toolplane/contracts';
+import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetting, deadLetterSubject, eventFilter, flowWorkStream, invocationStateStream, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume, createDescriptorCache, ensureConsumer, type ConsumerSpec } from '@toolplane/messaging';
@@ -17,7 +17,6 @@ import { watchPolicies } from './adapters/policy-source.js';
 import { RateCounters } from './adapters/rate-counters.js';
 import { registryServerDirectory } from './adapters/server-directory.js';
 import { handleApprovalDecision } from './app/approval-decisions.js';
-import { indexReceivedCall } from './app/call-index.js';
 import { receiptKeySetOf, serveAdapterCommands } from './app/adapter-commands.js';
 import { serveEffectiveToolSet } from './app/effective-tool-set.js';
 import { serveInvocationLookup } from './app/invocation-lookup.js';
@@ -89,7 +88,7 @@ function storeFailure(what: string): (error: unknown) => never {
 }
 
 /** The durable consumers of the tool adapter. */
-export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool-adapter-approvals', callIndex: 'tool-adapter-call-index' } as const;
+export const toolAdapterConsumers = { requests: 'tool-adapter', approvals: 'tool-adapter-approvals' } as const;
 
 // Retryable failures (the store or NATS briefly away, a call in flight elsewhere) are retried this often.
 const maxDeliver = 10;
@@ -116,15 +115,6 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
         durableName: toolAdapterConsumers.approvals,
         description: 'Approval decisions that resume or end parked invocations.',
         filterSubjects: (['ApprovalGranted', 'ApprovalRejected', 'ApprovalExpired', 'ApprovalVoided'] as const).map((type) => eventFilter({ type })),
-        ackWaitMs: 30_000,
-      },
-    },
-    {
-      stream: streams.events.name,
-      consumer: {
-        durableName: toolAdapterConsumers.callIndex,
-        description: 'Received calls whose ToolCallIds are indexed, so that operators can inspect any call by it.',
-        filterSubjects: [eventFilter({ type: 'InvocationReceived' })],
         ackWaitMs: 30_000,
       },
     },
@@ -211,19 +201,6 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       onDiagnostic: logConsumerDiagnostic(approvalsLog),
     });
     context.onShutdown('approval-decisions', () => decisions.stop({ graceMs: 2_000 }));
-
-    const callIndexLog = logger.child({ component: 'call-index' });
-    const callIndex = await consume(messaging, {
-      stream: streams.events.name,
-      consumer: toolAdapterConsumers.callIndex,
-      schema: InvocationReceived,
-      handler: (event, delivery) => indexReceivedCall(runtime, event, delivery),
-      deadLetterSubject: deadLetterSubject(streams.events.name, toolAdapterConsumers.callIndex),
-      maxDeliver,
-      concurrency: 16,
-      onDiagnostic: logConsumerDiagnostic(callIndexLog),
-    });
-    context.onShutdown('call-index', () => callIndex.stop({ graceMs: 2_000 }));
 
     const toolSets = await serveEffectiveToolSet({ ...runtime, logger: logger.child({ component: 'effective-tools' }) });
     context.onShutdown('effective-tools', () => toolSets.stop({ graceMs: 2_000 }));

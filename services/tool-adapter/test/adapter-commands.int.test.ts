@@ -26,7 +26,6 @@ import {
   type OperatorClaims,
   type Scope,
   type InvocationReply,
-  type InspectInvocationReply,
   type InvocationResult,
   type TenantPolicyInput,
   type TenantPolicyReply,
@@ -474,18 +473,6 @@ describe('inspecting a call', () => {
     return sent;
   }
 
-  /** Inspects until the call index has seen the call (it indexes received calls off the hot path, milliseconds later). */
-  function inspectOnceIndexed(scope: Scope, toolCallId: string, token: string): Promise<InspectInvocationReply> {
-    return waitFor(`call ${toolCallId} to be indexed`, async () => {
-      try {
-        return await command(scope, 'inspectInvocation', { toolCallId }, token);
-      } catch (error) {
-        if (hasErrorCode(error) && error.code === 'NOT_FOUND') return undefined;
-        throw error;
-      }
-    });
-  }
-
   it('shows a parked call its arguments redacted and no result, an ended one its result and receipt, to any operator of the scope only', { timeout: 60_000 }, async () => {
     const scope = await preparedWorkspace();
     await bindTool(scope, 'fixture.wipe', { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH', inputSchemaJson: JSON.stringify(wipeSchema) });
@@ -511,11 +498,14 @@ describe('inspecting a call', () => {
     });
     expect(JSON.stringify(inspectedParked)).not.toMatch(/4711|sk-live-abc/);
 
-    // A READ call is indexed by the call index consumer, not on its hot path.
+    // A READ call's hot path indexes nothing: by ToolCallId alone it is not found, by its idempotency key at once.
     const contextToken = await agentContextToken(tenantKey, scope, { agentId, principal: caller.principal });
     const reply = await invokeAndAwaitReply(messaging, scope, InvocationRequest.parse({ toolId: 'fixture.count', arguments: { n: 2, password: 'hunter2', note: 'hello' }, idempotencyKey: 'inspect-read', correlationId: 'run-1', contextToken, replyInbox: newReplyInbox() }));
     if (!reply.ok) throw new Error(`the read call failed: ${reply.error.message}`);
-    const inspectedRead = await inspectOnceIndexed(scope, reply.data.receipt.toolCallId, reader);
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: reply.data.receipt.toolCallId }, reader))).toMatch(/^NOT_FOUND: .*name its idempotency key/);
+    const inspectedRead = await command(scope, 'inspectInvocation', { toolCallId: reply.data.receipt.toolCallId, idempotencyKey: 'inspect-read' }, reader);
+    // A key that holds another call does not answer for this one.
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: reply.data.receipt.toolCallId, idempotencyKey: 'inspect-gated' }, reader))).toMatch(/^NOT_FOUND: .*under that idempotency key/);
     expect(inspectedRead).toEqual({
       toolCallId: reply.data.receipt.toolCallId,
       invocationId: reply.data.receipt.invocationId,
@@ -530,7 +520,7 @@ describe('inspecting a call', () => {
     expect(inspectedRead.result?.structuredContent).toEqual({ count: 1 });
     expect(verifyReceipt(inspectedRead.result?.receipt ?? reply.data.receipt, new Map([[receiptKeyId, receiptPublicKey]])).valid).toBe(true);
 
-    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: 'no-such-call' }, reader))).toBe(`NOT_FOUND: no call no-such-call in ${scope.tenant}/${scope.workspace}`);
+    expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: 'no-such-call' }, reader))).toMatch(/^NOT_FOUND: no call no-such-call parked for an approval or ended Uncertain/);
     expect(await refusal(command(scope, 'inspectInvocation', { toolCallId: parked.toolCallId }, undefined))).toBe('AUTHENTICATION_FAILED: no operator token: send one as "Authorization: Bearer <token>"');
     const elsewhere = newWorkspace();
     const otherOperator = await tokenOf(operatorClaims(elsewhere, [POLICY_ADMIN_ROLE]));
@@ -553,7 +543,7 @@ describe('inspecting a call', () => {
     });
     // The policy reaches this replica's watched copy milliseconds after the write: wait for the redaction.
     const inspected = await waitFor('the policy to redact', async () => {
-      const reply = await inspectOnceIndexed(scope, ended.toolCallId, admin);
+      const reply = await command(scope, 'inspectInvocation', { toolCallId: ended.toolCallId, idempotencyKey: 'inspect-policy' }, admin);
       return reply.arguments.redacted.length === 2 ? reply : undefined;
     });
     expect(inspected.arguments.text).toBe(canonicalJson({ n: 3, nested: { TICKETREF: R }, ticketref: R }));
@@ -561,7 +551,7 @@ describe('inspecting a call', () => {
     let out = '';
     let err = '';
     const io: CliIo = { stdout: (text) => void (out += text), stderr: (text) => void (err += text), readStdin: () => Promise.resolve(''), env: { TOOLPLANE_TOKEN: admin } };
-    const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', 'calls', 'inspect', ended.toolCallId], io);
+    const code = await runCli(['--nats', nats.url, '--tenant', scope.tenant, '--workspace', scope.workspace, '--timeout', '15000', 'calls', 'inspect', ended.toolCallId, '--key', 'inspect-policy'], io);
     expect({ code, err }).toEqual({ code: 0, err: '' });
     expect(out).toContain(`--- arguments (untrusted, sensitive fields redacted) ---\n${inspected.arguments.text}\n`);
     expect(out).toContain('--- result (untrusted tool data) ---\n{\n  "count": 1\n}\n--- receipt ---\n');

@@ -41,6 +41,7 @@ const passwords = {
   ACME_RUNTIME_PASSWORD: password(),
   GLOBEX_RUNTIME_PASSWORD: password(),
   MCP_ENDPOINT_PASSWORD: password(),
+  CONSOLE_PASSWORD: password(),
 };
 
 /** The password setting of each service user of the sample. */
@@ -291,6 +292,40 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
     } finally {
       controller.abort();
       await endpoint.close();
+    }
+  });
+
+  it('lets the console’s user follow the events and send the operator queries and decisions, and nothing else', { timeout: 60_000 }, async () => {
+    const consoleUser = await connectMessaging({ url: urlFor('console', passwords.CONSOLE_PASSWORD), name: 'console', timeoutMs: 5_000, inboxPrefix: '_INBOX_console' });
+    try {
+      // The live approvals page: an ordered consumer of a workspace's events, created and read on its inbox prefix.
+      const consumer = await consoleUser.jetstream.consumers.get(streams.events.name, { filter_subjects: [eventFilter(acme)], deliver_policy: 'new' });
+      const messages = await consumer.consume();
+      const seen: string[] = [];
+      void (async () => {
+        for await (const message of messages) seen.push(message.subject);
+      })();
+      await waitFor('the ordered consumer to exist', async () => (await consumer.info(true).catch(() => undefined)) !== undefined);
+      const call = await harness.send(acme, { toolId: 'fixture.count', arguments: {}, idempotencyKey: 'console-events' }, undefined, acmeRuntime);
+      expect((await call.reply(30_000)).ok).toBe(true);
+      await waitFor('acme’s ToolCallCompleted to reach the console', () => seen.some((subject) => subject.endsWith('.ToolCallCompleted')));
+      await messages.close();
+
+      // An operator query reaches the adapter and its answer the console's inbox: refused for want of a token, not by NATS.
+      await expect(
+        request(consoleUser, { subject: commandSubject(acme, 'adapter', adapterOperations.inspectInvocation), requestSchema: z.unknown(), replySchema: z.unknown(), body: { toolCallId: 'x' }, timeoutMs: 5_000 }),
+      ).rejects.toMatchObject({ code: 'AUTHENTICATION_FAILED' });
+      // Not the tool adapter's own approval operation, no invocation requests, no other adapter command, no raw reads.
+      for (const subject of [commandSubject(acme, 'approval', 'consume'), commandSubject(acme, 'adapter', adapterOperations.putTenantPolicy), commandSubject(acme, 'registry', 'bindTool')]) {
+        await expect(request(consoleUser, { subject, requestSchema: z.unknown(), replySchema: z.unknown(), body: {}, timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+      }
+      await expect(publish(consoleUser, { subject: invocationRequestSubject(acme), schema: z.unknown(), message: {}, msgId: randomUUID(), timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'AUTHORIZATION_DENIED' });
+      await expect(consoleUser.manager.streams.info(invocationStateStream.name)).rejects.toThrow(/permission|timeout/i);
+      const snoops = ['tp.v1.evt.>', '_INBOX.>', `${inboxPrefixOf(acme)}.>`].map((subject) => ({ subject, ...watch(consoleUser, subject) }));
+      await consoleUser.connection.flush();
+      await waitFor('every subscription to be refused', () => snoops.every((snoop) => snoop.errors.length > 0));
+    } finally {
+      await consoleUser.close();
     }
   });
 });

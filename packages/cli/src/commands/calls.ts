@@ -3,6 +3,7 @@ import {
   InvocationState,
   ToolplaneError,
   adapterCommandSchemas,
+  hasErrorCode,
   auditCommandSchemas,
   type InspectInvocationReply,
   type InvocationResult,
@@ -207,9 +208,21 @@ export const callsCommands: CommandGroup = (program, context) => {
   withToken(calls.command('inspect'))
     .description('show what one call was asked to do (arguments, sensitive fields redacted) and, once it ended, its result and signed receipt')
     .argument('<toolCallId>', 'the logical tool call id')
-    .action(async (toolCallId: string, options: TokenOptions) => {
+    .option('--key <idempotencyKey>', 'the call\'s idempotency key (default: from the call\'s record)')
+    .action(async (toolCallId: string, options: TokenOptions & { key?: string }) => {
       const ctx = context();
-      const reply = await ctx.call('adapter', 'inspectInvocation', adapterCommandSchemas.inspectInvocation, { toolCallId }, await operatorHeaders(ctx, options));
+      const auth = await operatorHeaders(ctx, options);
+      // The adapter reads a call directly by its key; by ToolCallId alone it finds only a parked or Uncertain one.
+      let idempotencyKey = options.key;
+      if (idempotencyKey === undefined) {
+        try {
+          idempotencyKey = (await ctx.call('audit', 'getCall', auditCommandSchemas.getCall, { toolCallId }, auth)).call.idempotencyKey;
+        } catch (error) {
+          // Not projected yet: the adapter may still find it by its ToolCallId.
+          if (!hasErrorCode(error) || error.code !== 'NOT_FOUND') throw error;
+        }
+      }
+      const reply = await ctx.call('adapter', 'inspectInvocation', adapterCommandSchemas.inspectInvocation, { toolCallId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }, auth);
       ctx.print(reply, () => inspectionText(reply));
     });
 

@@ -17,10 +17,9 @@ import type { PipelineEvent } from '../core/invocation-event-log.js';
 
 // The ToolInvocation aggregate's store: a call's transitions on its own subject of the adapter's private stream
 // (TOOLPLANE_INVOCATION_STATE), read in one direct get and appended with the version last read or written. Nothing
-// here touches MongoDB. A ToolCallId is indexed (a subject naming the call) before an approval decision or an
+// here touches MongoDB. A ToolCallId is indexed (a subject naming the call) when an approval decision or an
 // operator's reconcile will have to find the call by it: when the call parks for an approval, and when it ends
-// Uncertain; a READ call's hot path writes no index. Every other call is indexed off the hot path, from its
-// InvocationReceived (app/call-index.ts), so an operator can inspect any call by its ToolCallId.
+// Uncertain; a READ call's hot path writes no index (an operator inspecting another call names its idempotency key).
 
 /** The id of the call holding `idempotencyKey` in `scope` (stable across attempts): the last token of its subject. */
 export function invocationDocumentId(scope: Scope, idempotencyKey: string): string {
@@ -94,7 +93,7 @@ export class InvocationCalls {
     return { streamId: position.streamId, state: stored.events.reduce((state, event) => invocationDecider.evolve(state, event), position.state), version: stored.version };
   }
 
-  /** The call a ToolCallId was indexed for, if any (every call, once the call index consumer saw it received). */
+  /** The call a ToolCallId was indexed for (parked for an approval, or ended Uncertain), if any. */
   async findByToolCallId(scope: Scope, toolCallId: string, signal?: AbortSignal): Promise<CallPosition | undefined> {
     const indexed = await this.#index.readStream(toolCallIndexSubject(scope, toolCallId), signal === undefined ? {} : { signal });
     const entry = indexed.events[0];

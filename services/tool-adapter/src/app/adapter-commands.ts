@@ -83,11 +83,15 @@ function handlers(runtime: InvocationRuntime, documents: PolicyDocuments, receip
     },
     inspectInvocation: async (request, scope, context) => {
       await reader(scope, context);
-      // Every call's ToolCallId is indexed (parked and Uncertain ones by the pipeline, the rest by the call index
-      // consumer); the call's record holds its latest attempt.
-      const found = await runtime.calls.findByToolCallId(scope, request.toolCallId, context.signal);
+      // By its key the call is one direct read; by ToolCallId alone only a parked or Uncertain call is indexed. The
+      // call's record holds its latest attempt, and a key that holds another call does not answer for this one.
+      const found =
+        request.idempotencyKey === undefined ? await runtime.calls.findByToolCallId(scope, request.toolCallId, context.signal) : await runtime.calls.read(scope, request.idempotencyKey, context.signal);
       const invocation = found?.state.invocation;
-      if (invocation === undefined) throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId} in ${scope.tenant}/${scope.workspace}`);
+      if (invocation?.toolCallId !== request.toolCallId) {
+        const hint = request.idempotencyKey === undefined ? ' parked for an approval or ended Uncertain (name its idempotency key to inspect any other)' : ' under that idempotency key';
+        throw new ToolplaneError('NOT_FOUND', `no call ${request.toolCallId}${hint} in ${scope.tenant}/${scope.workspace}`);
+      }
       const policy = await runtime.policies.tenantPolicy(scope.tenant, runtime.clock(), context.signal);
       // A retired descriptor leaves the names to decide what is redacted.
       const inputSchema = parsedInputSchema(descriptorFor(runtime, scope, invocation)?.inputSchemaJson);
