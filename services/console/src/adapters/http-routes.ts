@@ -333,6 +333,9 @@ export function consoleRoutes(options: ConsoleRoutesOptions): HttpRouteHandler {
         res.writeHead(200, { ...securityHeaders, 'content-type': asset.contentType, 'content-length': String(asset.body.length) });
         return void res.end(asset.body);
       }
+      case 'no-icon':
+        res.writeHead(204, securityHeaders);
+        return void res.end();
       case 'approvals':
         return serveApprovals(req, res, route.workspace, url, signal);
       case 'approval-events':

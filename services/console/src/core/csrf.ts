@@ -33,13 +33,15 @@ export interface RequestOrigin {
 
 /**
  * Whether the browser's own statement of the request's origin allows a state change: `Sec-Fetch-Site` must be
- * `same-origin` when sent, and `Origin` one of the console's origins when sent. Browsers that send neither rely on
- * the token alone.
+ * `same-origin` when sent, and `Origin` one of the console's origins when sent. The console's `Referrer-Policy:
+ * no-referrer` makes browsers send `Origin: null` with its own forms, so an opaque origin passes only when
+ * `Sec-Fetch-Site` vouches for it. Browsers that send neither rely on the token alone.
  */
 export function sameOrigin(request: RequestOrigin, consoleOrigins: ReadonlySet<string>): boolean {
   if (request.fetchSite !== undefined && request.fetchSite !== 'same-origin') return false;
   if (request.origin === undefined) return true;
-  if (request.origin === 'null' || !URL.canParse(request.origin)) return false;
+  if (request.origin === 'null') return request.fetchSite === 'same-origin';
+  if (!URL.canParse(request.origin)) return false;
   return consoleOrigins.has(new URL(request.origin).origin);
 }
 

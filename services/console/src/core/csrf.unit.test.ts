@@ -29,6 +29,11 @@ describe('the origin check', () => {
     expect(sameOrigin({ fetchSite: undefined, origin: undefined }, origins)).toBe(true);
   });
 
+  it('takes the opaque origin its own no-referrer forms send only when Sec-Fetch-Site vouches for it', () => {
+    expect(sameOrigin({ fetchSite: 'same-origin', origin: 'null' }, origins)).toBe(true);
+    expect(sameOrigin({ fetchSite: 'cross-site', origin: 'null' }, origins)).toBe(false);
+  });
+
   it('refuses cross-site requests and foreign or opaque origins', () => {
     expect(sameOrigin({ fetchSite: 'cross-site', origin: undefined }, origins)).toBe(false);
     expect(sameOrigin({ fetchSite: 'same-site', origin: 'http://127.0.0.1:7108' }, origins)).toBe(false);

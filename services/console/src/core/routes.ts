@@ -9,6 +9,8 @@ export type Route =
   | { readonly kind: 'sign-in' }
   | { readonly kind: 'sign-out' }
   | { readonly kind: 'asset'; readonly name: 'console.js' | 'console.css' }
+  /** Browsers ask for it unprompted; the console has none, and says so without an error. */
+  | { readonly kind: 'no-icon' }
   | { readonly kind: 'approvals'; readonly workspace: string }
   | { readonly kind: 'approval-events'; readonly workspace: string }
   | { readonly kind: 'decide'; readonly workspace: string; readonly approvalId: string; readonly decision: 'approve' | 'reject' }
@@ -64,6 +66,7 @@ export function routeOf(method: string, pathname: string): Route {
   if (pathname === '/') return get(method) ? { kind: 'home' } : { kind: 'method-not-allowed', allow: 'GET, HEAD' };
   if (pathname === '/sign-in') return get(method) ? { kind: 'sign-in-form' } : method === 'POST' ? { kind: 'sign-in' } : { kind: 'method-not-allowed', allow: 'GET, HEAD, POST' };
   if (pathname === '/sign-out') return method === 'POST' ? { kind: 'sign-out' } : { kind: 'method-not-allowed', allow: 'POST' };
+  if (pathname === '/favicon.ico') return get(method) ? { kind: 'no-icon' } : { kind: 'method-not-allowed', allow: 'GET, HEAD' };
   if (first === 'assets' && (second === 'console.js' || second === 'console.css') && rest.length === 0) {
     return get(method) ? { kind: 'asset', name: second } : { kind: 'method-not-allowed', allow: 'GET, HEAD' };
   }
