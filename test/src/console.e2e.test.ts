@@ -89,7 +89,12 @@ async function appear(page: Page, selector: string, timeoutMs = 10_000): Promise
 async function signIn(page: Page, token: string): Promise<void> {
   await page.goto(`${consoleApp.url}/sign-in`);
   await page.locator('#sign-in textarea[name="token"]').fill(token);
-  await Promise.all([page.waitForURL((url) => url.pathname === approvalsPath()), page.locator('#sign-in button[type="submit"]').click()]);
+  try {
+    await Promise.all([page.waitForURL((url) => url.pathname === approvalsPath(), { timeout: 10_000 }), page.locator('#sign-in button[type="submit"]').click()]);
+  } catch (error) {
+    const said = await page.locator('body').textContent({ timeout: 2_000 }).catch(() => null);
+    throw new Error(`sign-in did not reach the approvals page (at ${page.url()}: ${said?.trim()})\n${consoleLogs()}`, { cause: error });
+  }
 }
 
 /** A browser context signed in as `who` (one per principal, kept for the file). */
