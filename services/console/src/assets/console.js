@@ -1,7 +1,7 @@
 // The console's only script. No framework and nothing evaluated: it reads a token file into the sign-in form, counts
 // approval expiries down, and keeps the pending list live from the console's own event stream, whose HTML fragments
 // the same-origin server rendered with everything escaped. Listeners are attached with addEventListener only.
-/* global document, window, EventSource, DOMParser */
+/* global document, window, EventSource, DOMParser, fetch */
 'use strict';
 
 (function () {
@@ -85,6 +85,17 @@
     var setStatus = function (text) {
       if (status) status.textContent = text;
     };
+    var recover = function () {
+      fetch(window.location.pathname, { redirect: 'manual', credentials: 'same-origin' }).then(
+        function (res) {
+          if (res.type === 'opaqueredirect') window.location.assign('/sign-in');
+          else connect();
+        },
+        function () {
+          window.setTimeout(recover, 5000);
+        },
+      );
+    };
     var connect = function () {
       source = new EventSource(url);
       source.addEventListener('open', function () {
@@ -96,8 +107,9 @@
       });
       source.addEventListener('error', function () {
         setStatus('reconnecting…');
-        // The browser retries by itself unless the server refused the stream (signed out, full): then try anew later.
-        if (source.readyState === EventSource.CLOSED) window.setTimeout(connect, 5000);
+        // The browser retries by itself unless the server refused the stream (session ended, console full). Then,
+        // after a pause: back to sign-in if the page itself now redirects there, otherwise open the stream anew.
+        if (source.readyState === EventSource.CLOSED) window.setTimeout(recover, 5000);
       });
     };
     connect();
