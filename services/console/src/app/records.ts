@@ -67,13 +67,15 @@ export function listCalls(call: ServiceCaller, operator: Operator, request: Part
 
 /** One call: the projection (required for the page) and the adapter's inspection (shown as unavailable if it fails). */
 export async function showCall(call: ServiceCaller, operator: Operator, toolCallId: string, signal: AbortSignal): Promise<Read<{ call: RuntimeToolCallView; inspection: Inspection }>> {
-  const [projected, inspected] = await Promise.all([
-    read(() => call({ scope: operator.scope, service: 'audit', operation: auditOperations.getCall, schemas: auditCommandSchemas.getCall, body: { toolCallId }, token: operator.token, signal })),
-    read(() =>
-      call({ scope: operator.scope, service: 'adapter', operation: adapterOperations.inspectInvocation, schemas: adapterCommandSchemas.inspectInvocation, body: { toolCallId }, token: operator.token, signal }),
-    ),
-  ]);
+  const projected = await read(() => call({ scope: operator.scope, service: 'audit', operation: auditOperations.getCall, schemas: auditCommandSchemas.getCall, body: { toolCallId }, token: operator.token, signal }));
   if (!projected.ok) return projected;
+  // The adapter reads a call directly by its idempotency key (the record has it); by ToolCallId alone it finds only
+  // a call parked for an approval or ended Uncertain.
+  const { idempotencyKey } = projected.value.call;
+  const body = { toolCallId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+  const inspected = await read(() =>
+    call({ scope: operator.scope, service: 'adapter', operation: adapterOperations.inspectInvocation, schemas: adapterCommandSchemas.inspectInvocation, body, token: operator.token, signal }),
+  );
   const inspection: Inspection = inspected.ok ? { ok: true, reply: inspected.value } : { ok: false, code: inspected.error.code, message: inspected.error.message };
   return { ok: true, value: { call: projected.value.call, inspection } };
 }
