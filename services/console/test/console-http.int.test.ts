@@ -42,6 +42,8 @@ const tokensSeen = new Map<string, string | undefined>();
 
 /** What the stand-in approval service holds. */
 const approvals = new Map<string, ApprovalView>();
+/** What the read model still lists although the record moved on (it may lag the approval service by a moment). */
+const lagging = new Map<string, ApprovalView>();
 /** Approve requests for these ids fail with this error, as the real service would refuse them. */
 const refusals = new Map<string, ToolplaneError>();
 
@@ -184,7 +186,7 @@ beforeAll(async () => {
     for await (const message of observer) sent.push(message.subject);
   })();
 
-  await respond('approval', 'list', approvalCommandSchemas.list, () => ({ items: [...approvals.values()].filter((a) => a.state === 'Pending'), next: null }));
+  await respond('approval', 'list', approvalCommandSchemas.list, () => ({ items: [...approvals.values(), ...lagging.values()].filter((a) => a.state === 'Pending'), next: null }));
   await respond('approval', 'show', approvalCommandSchemas.show, (body: { approvalId: string }) => {
     const approval = approvals.get(body.approvalId);
     if (approval === undefined) throw new ToolplaneError('NOT_FOUND', `no approval ${body.approvalId} in ${tenant}/main`);
@@ -416,6 +418,24 @@ describe('the live pending list', () => {
       expect(removed.data).not.toContain(`id="approval-${approval.approvalId}"`);
     } finally {
       await events.cancel();
+    }
+  });
+
+  it('leaves out of the first list an approval the lagging read model still shows pending but its record shows decided', async () => {
+    const decided = pendingApproval({ tenant, requestedAt: new Date().toISOString(), summary: 'Decided a moment ago' });
+    approvals.set(decided.approvalId, { ...decided, state: 'Granted', decidedBy: 'user:carol@acme.example', version: 2 });
+    lagging.set(decided.approvalId, decided);
+    const still = pendingApproval({ tenant, requestedAt: new Date().toISOString(), summary: 'Still waiting' });
+    approvals.set(still.approvalId, still);
+    const res = await fetch(url('/w/main/approvals/events'), { headers: { cookie } });
+    const events = eventsOf(res);
+    try {
+      const first = await events.next();
+      expect(first.data).toContain(`id="approval-${still.approvalId}"`);
+      expect(first.data).not.toContain(`id="approval-${decided.approvalId}"`);
+    } finally {
+      await events.cancel();
+      lagging.delete(decided.approvalId);
     }
   });
 

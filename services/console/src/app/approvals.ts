@@ -40,20 +40,25 @@ export async function previewOf(call: ServiceCaller, operator: Operator, toolCal
   }
 }
 
-/** Items with their previews, read a few at a time. */
+/**
+ * The listed approvals still pending, each with its preview, read a few at a time. Each is read fresh first: the read
+ * model the list comes from may still show Pending what was decided a moment ago, and no later event would correct
+ * the page. One that cannot be read fresh keeps the list's view.
+ */
 export async function withPreviews(call: ServiceCaller, operator: Operator, approvals: readonly ApprovalView[], signal: AbortSignal): Promise<PendingItem[]> {
-  const items: PendingItem[] = new Array<PendingItem>(approvals.length);
+  const items: (PendingItem | undefined)[] = new Array<PendingItem | undefined>(approvals.length);
   let next = 0;
   const worker = async () => {
     while (next < approvals.length) {
       const index = next;
       next += 1;
-      const approval = approvals[index] as ApprovalView;
-      items[index] = { approval, preview: await previewOf(call, operator, approval.toolCallId, signal) };
+      const listed = approvals[index] as ApprovalView;
+      const approval = await showApproval(call, operator, listed.approvalId, signal).catch(() => listed);
+      if (approval.state === 'Pending') items[index] = { approval, preview: await previewOf(call, operator, approval.toolCallId, signal) };
     }
   };
   await Promise.all(Array.from({ length: Math.min(PREVIEW_CONCURRENCY, approvals.length) }, worker));
-  return items;
+  return items.filter((item) => item !== undefined);
 }
 
 /** The workspace's pending approvals, newest first (the read model's view, which may lag a moment). */
