@@ -1,4 +1,4 @@
-# One image for all six services; docker-compose.yml picks the service with its command.
+# One image for the six services, the MCP endpoint and the console; docker-compose.yml picks one with its command.
 FROM node:20.19-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json turbo.json tsconfig.json tsconfig.base.json ./

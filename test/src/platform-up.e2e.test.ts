@@ -7,14 +7,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, testScope } from '@toolplane/testing';
 import { startPrivateNats, type PrivateNats } from './platform-harness.js';
-import { environmentNames, freeBasePort, processGroupOf, serviceNames, startLocalPlatform, type LocalPlatform, type ServiceName } from './service-process.js';
+import { environmentNames, freeBasePort, platformProcessNames, processGroupOf, startLocalPlatform, type LocalPlatform, type PlatformProcessName } from './service-process.js';
 
 const scope = testScope('platform');
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 /** The development keys, and which services may hold each: a service is given only what its configuration reads. */
-const keyHolders: Record<string, readonly ServiceName[]> = {
-  TOOLPLANE_TRUSTED_KEYS: ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner'],
+const keyHolders: Record<string, readonly PlatformProcessName[]> = {
+  TOOLPLANE_TRUSTED_KEYS: ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner', 'mcp-endpoint', 'console'],
+  CONSOLE_SESSION_KEY: ['console'],
   FLOW_RUNNER_SIGNING_KEY: ['flow-runner'],
   SECRET_BROKER_KEKS: ['secret-broker'],
   SECRET_BROKER_RECIPIENTS: ['secret-broker'],
@@ -44,7 +45,7 @@ afterAll(async () => {
 });
 
 describe('npm start (infra/local/up.mjs)', () => {
-  it('brings all six services to ready, restarts one that is killed while the others stay up, gives each only its own keys, and stops cleanly on SIGTERM', { timeout: 300_000 }, async () => {
+  it('brings the six services, the MCP endpoint and the console to ready, restarts one that is killed while the others stay up, gives each only its own keys, and stops cleanly on SIGTERM', { timeout: 300_000 }, async () => {
     const platform: LocalPlatform = await startLocalPlatform({
       natsUrl: nats.url,
       mongoUrl: scope.mongoUrl,
@@ -53,8 +54,8 @@ describe('npm start (infra/local/up.mjs)', () => {
       basePort: await freeBasePort(),
     });
     try {
-      const pids = new Map<ServiceName, number>();
-      for (const name of serviceNames) {
+      const pids = new Map<PlatformProcessName, number>();
+      for (const name of platformProcessNames) {
         const res = await fetch(platform.readyz(name));
         expect(res.status, name).toBe(200);
         expect(((await res.json()) as { service: string }).service).toBe(name);
@@ -63,13 +64,13 @@ describe('npm start (infra/local/up.mjs)', () => {
         pids.set(name, pid as number);
       }
 
-      for (const name of serviceNames) {
+      for (const name of platformProcessNames) {
         const names = await environmentNames(pids.get(name) as number);
         const expected = Object.keys(keyHolders).filter((key) => keyHolders[key]?.includes(name));
         expect(names.filter((key) => key in keyHolders).sort(), `${name}'s development keys`).toEqual(expected.sort());
       }
 
-      const victim: ServiceName = 'registry';
+      const victim: PlatformProcessName = 'registry';
       const victimPid = pids.get(victim) as number;
       process.kill(victimPid, 'SIGKILL');
       const restartedPid = await eventually(
@@ -83,7 +84,7 @@ describe('npm start (infra/local/up.mjs)', () => {
       await eventually('the restarted registry ready on /readyz', async () => ((await isReady(platform.readyz(victim))) ? true : undefined), 60_000);
       expect(platform.stdout()).toMatch(/toolplane: registry exited \(signal SIGKILL\) after \d+ s; restarting in \d+ s/);
       expect((await environmentNames(restartedPid)).filter((key) => key in keyHolders)).toEqual(['TOOLPLANE_TRUSTED_KEYS']);
-      for (const name of serviceNames.filter((other) => other !== victim)) {
+      for (const name of platformProcessNames.filter((other) => other !== victim)) {
         expect(await platform.servicePid(name), `${name} kept its process`).toBe(pids.get(name));
         expect(await isReady(platform.readyz(name)), `${name} ready`).toBe(true);
       }

@@ -10,6 +10,10 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 export const serviceNames = ['registry', 'tool-adapter', 'approval', 'secret-broker', 'audit-projector', 'flow-runner'] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
+/** What `npm start` runs, in the order of their ports (base + index): the six services, the MCP endpoint, the console. */
+export const platformProcessNames = [...serviceNames, 'mcp-endpoint', 'console'] as const;
+export type PlatformProcessName = (typeof platformProcessNames)[number];
+
 /** A running service process with its collected output. */
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -85,16 +89,16 @@ export async function environmentNames(pid: number): Promise<string[]> {
 /** `npm start` (infra/local/up.mjs) running in the foreground against given NATS and MongoDB, and what it printed. */
 export interface LocalPlatform {
   readonly child: ChildProcess;
-  /** The registry's HTTP port; service i of `serviceNames` listens on basePort + i. */
+  /** The registry's HTTP port; process i of `platformProcessNames` listens on basePort + i. */
   readonly basePort: number;
   readonly stdout: () => string;
   readonly stderr: () => string;
   /** Resolves with the exit code (or the signal name) when up.mjs ends. */
   readonly exited: Promise<number | string>;
   /** The /readyz URL of a service. */
-  readonly readyz: (name: ServiceName) => string;
+  readonly readyz: (name: PlatformProcessName) => string;
   /** The process id of the service's current process (a child of up.mjs), if one runs. */
-  readonly servicePid: (name: ServiceName) => Promise<number | undefined>;
+  readonly servicePid: (name: PlatformProcessName) => Promise<number | undefined>;
 }
 
 /** Where `npm start` runs the platform and keeps its files. */
@@ -120,7 +124,7 @@ function portFree(port: number): Promise<boolean> {
  * A first port of `count` consecutive free ones for `npm start`'s services, below Linux's ephemeral range (from 32768),
  * where the local ports of other tests' outgoing connections would take one between this check and the listen.
  */
-export async function freeBasePort(count = 8): Promise<number> {
+export async function freeBasePort(count = platformProcessNames.length): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const base = 20_000 + Math.floor(Math.random() * (12_700 - count));
     let free = true;
@@ -161,7 +165,7 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     stdout: () => out,
     stderr: () => err,
     exited,
-    readyz: (name) => `http://127.0.0.1:${options.basePort + serviceNames.indexOf(name)}/readyz`,
+    readyz: (name) => `http://127.0.0.1:${options.basePort + platformProcessNames.indexOf(name)}/readyz`,
     servicePid: async (name) => {
       if (child.pid === undefined) return undefined;
       const entry = `${path.sep}services${path.sep}${name}${path.sep}`;
