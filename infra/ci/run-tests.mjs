@@ -19,6 +19,10 @@ if (!process.env.NATS_URL || !process.env.MONGODB_URL) {
   if (install.status !== 0) process.exit(install.status ?? 1);
 }
 
+// And Debian's Chromium for the console's browser test (nothing to do once it is there).
+const chromium = spawnSync('bash', [path.join(root, 'infra/local/install-chromium.sh')], { cwd: root, stdio: 'inherit' });
+if (chromium.status !== 0) process.exit(chromium.status ?? 1);
+
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 
 const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
