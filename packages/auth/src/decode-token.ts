@@ -18,3 +18,16 @@ export function decodeTokenClaims(token: string): TokenClaims | undefined {
   const claims = TokenClaims.safeParse(stated);
   return claims.success ? claims.data : undefined;
 }
+
+/**
+ * When a JWT expires (its `exp`, in epoch milliseconds), read WITHOUT checking anything: only for a token verified
+ * already, to bound what it opened (a session cookie, a live stream) by its lifetime. Undefined when it states none.
+ */
+export function tokenExpiresAtMs(token: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(token);
+    return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1_000 : undefined;
+  } catch {
+    return undefined;
+  }
+}

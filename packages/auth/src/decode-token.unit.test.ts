@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TokenClaims } from '@toolplane/contracts';
-import { decodeTokenClaims } from './decode-token.js';
+import { decodeTokenClaims, tokenExpiresAtMs } from './decode-token.js';
 import { issueToken } from './issue-token.js';
 import { generateSigningKeyPair } from './signing-keys.js';
 
@@ -21,5 +21,17 @@ describe('decodeTokenClaims', () => {
     expect(decodeTokenClaims(jws([1, 2]))).toBeUndefined();
     expect(decodeTokenClaims(jws({ sub: 'user:x', tenant: 'acme' }))).toBeUndefined();
     expect(decodeTokenClaims(jws({ sub: 'user:x', kind: 'human', tenant: 'acme', workspaces: [], roles: [] }))).toBeUndefined();
+  });
+});
+
+describe('tokenExpiresAtMs', () => {
+  const jwt = (payload: unknown) => `e30.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.sig`;
+
+  it('is the exp in milliseconds, or undefined when the token states none or is no JWT', () => {
+    expect(tokenExpiresAtMs(jwt({ exp: 1_800_000_000 }))).toBe(1_800_000_000_000);
+    expect(tokenExpiresAtMs(jwt({ sub: 'x' }))).toBeUndefined();
+    expect(tokenExpiresAtMs(jwt({ exp: '1800000000' }))).toBeUndefined();
+    expect(tokenExpiresAtMs('opaque')).toBeUndefined();
+    expect(tokenExpiresAtMs('a.!!!.c')).toBeUndefined();
   });
 });

@@ -20,5 +20,6 @@ export {
   type ToolplaneClient,
   type ToolplaneClientOptions,
 } from './toolplane-client.js';
+export { workspaceClients, type WorkspaceClients } from './workspace-clients.js';
 // Receipts are verifiable offline with the adapter's public key alone; the verifier lives beside the receipt schema.
 export { verifyReceipt, type ReceiptKeyResolver, type ReceiptVerification } from '@toolplane/contracts';

@@ -4,9 +4,10 @@
 // subscriptions and the SDK clients, then the kit closes HTTP and NATS.
 import { randomBytes } from 'node:crypto';
 import { createTokenVerifier } from '@toolplane/auth';
+import { workspaceClients } from '@toolplane/client';
 import { startService, StartupError, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
 import { ApprovalsHub } from './app/approvals-hub.js';
-import { approvalEventWatch, workspaceClients } from './adapters/approval-events.js';
+import { approvalEventWatch } from './adapters/approval-events.js';
 import { loadAssets } from './adapters/assets.js';
 import { consoleRoutes } from './adapters/http-routes.js';
 import { natsServiceCaller } from './adapters/nats-caller.js';
@@ -48,7 +49,7 @@ export function consoleService(hooks: { readonly onUrl?: (url: string) => void }
       }
       const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
       const call = natsServiceCaller(messaging, config.CONSOLE_REQUEST_TIMEOUT_MS);
-      const clients = workspaceClients(messaging);
+      const clients = workspaceClients(messaging, 'the console follows events only; it invokes nothing');
       context.onShutdown('clients', clients.close);
 
       const liveLog = logger.child({ component: 'live' });

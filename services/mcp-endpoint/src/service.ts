@@ -3,9 +3,7 @@
 // serves the routes beside /healthz, /readyz and /metrics and drains in order: stop taking requests (the
 // notification streams end as the shutdown begins), let in-flight ones finish, then close NATS.
 import { createTokenVerifier } from '@toolplane/auth';
-import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
-import { ToolplaneError, type Scope } from '@toolplane/contracts';
-import type { Messaging } from '@toolplane/messaging';
+import { workspaceClients } from '@toolplane/client';
 import { startService, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
@@ -34,28 +32,6 @@ export interface RunningEndpoint {
   stop(): Promise<boolean>;
 }
 
-/** One agent-runtime client per workspace over the endpoint's one connection; every request brings its own token. */
-function workspaceClients(messaging: Messaging): { clientFor: (scope: Scope) => Promise<ToolplaneClient>; close: () => Promise<void> } {
-  const clients = new Map<string, Promise<ToolplaneClient>>();
-  const noToken = () => {
-    throw new ToolplaneError('AUTHENTICATION_FAILED', 'the endpoint sends every request with its caller’s token');
-  };
-  return {
-    clientFor: (scope) => {
-      const key = `${scope.tenant}/${scope.workspace}`;
-      let client = clients.get(key);
-      if (client === undefined) {
-        client = createToolplaneClient({ scope, contextToken: noToken, messaging });
-        clients.set(key, client);
-      }
-      return client;
-    },
-    close: async () => {
-      await Promise.all([...clients.values()].map(async (client) => (await client).close()));
-    },
-  };
-}
-
 /** The base URL clients reach the endpoint at: the configured public URL, else the bound address. */
 function publicUrlOf(config: McpEndpointConfig, port: number): string {
   return config.MCP_ENDPOINT_PUBLIC_URL ?? `http://${config.HTTP_HOST.includes(':') ? `[${config.HTTP_HOST}]` : config.HTTP_HOST}:${port}`;
@@ -70,7 +46,7 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
     start: (context) => {
       const { config, logger, messaging } = context;
       if (Object.keys(config.TOOLPLANE_TRUSTED_KEYS).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every request will be refused');
-      const clients = workspaceClients(messaging);
+      const clients = workspaceClients(messaging, 'the endpoint sends every request with its caller’s token');
       context.onShutdown('clients', clients.close);
 
       const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });

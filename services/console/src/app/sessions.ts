@@ -1,11 +1,10 @@
 // Signing in and recognising the operator of a request. The console keeps no session state: the cookie holds the
 // operator token sealed, and every request verifies that token again (signature, expiry, tenant, workspace, kind
 // human) with the trusted keys, so an expired token or a withdrawn key ends the session at once.
-import { decodeTokenClaims, type TokenVerifier } from '@toolplane/auth';
+import { decodeTokenClaims, tokenExpiresAtMs, type TokenVerifier } from '@toolplane/auth';
 import { ToolplaneError, type OperatorClaims, type Scope } from '@toolplane/contracts';
 import { csrfToken } from '../core/csrf.js';
 import { sealSession, unsealSession } from '../core/session-seal.js';
-import { tokenExpiresAtMs } from '../core/token-expiry.js';
 import { typedErrorOf, type TypedError } from '../core/typed-error.js';
 
 /** The longest a session cookie lives, whatever the token's own expiry. */

@@ -3,7 +3,7 @@
 // serves them beside /healthz, /readyz and /metrics, and drains them at shutdown.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TokenVerifier } from '@toolplane/auth';
+import { tokenExpiresAtMs, type TokenVerifier } from '@toolplane/auth';
 import { MAX_INVOCATION_TIMEOUT_MS, MCP_TIMEOUT_HEADER } from '@toolplane/contracts';
 import type { HttpRouteHandler, Logger } from '@toolplane/service-kit';
 import { authenticate, type Authentication, type Caller } from '../app/authenticate.js';
@@ -11,7 +11,6 @@ import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
 import { resourceMetadata, resourceMetadataUrl, routeOf, type ToolSurface } from '../core/route.js';
 import type { TokenRateLimits } from '../app/token-rate-limits.js';
 import type { ToolListStreams } from '../app/tool-list-streams.js';
-import { tokenExpiresAtMs } from '../core/token-expiry.js';
 import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
 
 /** How the routes are set up. */
