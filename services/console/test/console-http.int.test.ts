@@ -18,7 +18,9 @@ import {
   streams,
   subjectOfEvent,
   type ApprovalView,
+  type FlowJournalEntry,
   type OperatorClaims,
+  type RuntimeToolCallSummary,
 } from '@toolplane/contracts';
 import { connectMessaging, ensureStream, publish, serve, type Messaging, type ServeHandle } from '@toolplane/messaging';
 import { eventually, testScope, uniqueName } from '@toolplane/testing';
@@ -44,6 +46,8 @@ const tokensSeen = new Map<string, string | undefined>();
 const approvals = new Map<string, ApprovalView>();
 /** What the read model still lists although the record moved on (it may lag the approval service by a moment). */
 const lagging = new Map<string, ApprovalView>();
+/** The listCalls requests the stand-in audit projector was sent. */
+const callQueries: unknown[] = [];
 /** Approve requests for these ids fail with this error, as the real service would refuse them. */
 const refusals = new Map<string, ToolplaneError>();
 
@@ -53,7 +57,7 @@ function operatorToken(claims: OperatorClaims = alice, signer: SigningKeyPair = 
   return issueToken(claims, signer.privateKey, { kid: key.kid, expiresIn: '10m' });
 }
 
-async function respond(service: 'approval' | 'adapter' | 'audit', operation: string, schemas: { readonly request: ZodType; readonly reply: ZodType }, handler: (body: never) => unknown): Promise<void> {
+async function respond(service: 'approval' | 'adapter' | 'audit' | 'flows', operation: string, schemas: { readonly request: ZodType; readonly reply: ZodType }, handler: (body: never) => unknown): Promise<void> {
   responders.push(
     await serve(messaging, {
       subject: commandSubject(scope, service, operation),
@@ -177,6 +181,34 @@ async function rejectApproval(approval: ApprovalView): Promise<void> {
   await publish(messaging, { subject: subjectOfEvent(event), schema: ApprovalRejected, message: event, msgId: eventMsgId(event) });
 }
 
+/** A call as the audit projector lists it. */
+function projectedCall(overrides: Partial<RuntimeToolCallSummary>): RuntimeToolCallSummary {
+  const at = new Date().toISOString();
+  return { tenant, workspace: 'main', toolCallId: 'tc-1', principal: 'user:bob@acme.example', agentId: 'agent-support', toolId: 'desk.echo', invocationId: randomUUID(), attemptCount: 1, state: 'Observed', firstEventAt: at, lastEventAt: at, correlationId: 'run-42', ...overrides };
+}
+
+/** A flow run's journal entry of one step's call. */
+function journalEntry(flowRunId: string, type: FlowJournalEntry['type']): FlowJournalEntry {
+  const occurredAt = new Date().toISOString();
+  return {
+    tenant,
+    workspace: 'main',
+    flowRunId,
+    type,
+    eventType: type,
+    eventId: randomUUID(),
+    occurredAt,
+    toolCallId: 'tc-step-1',
+    invocationId: randomUUID(),
+    attempt: 1,
+    sequence: type === 'ToolCallStarted' ? 5 : 6,
+    toolId: 'desk.write',
+    toolVersion: '1',
+    ...(type === 'ToolCallFailed' ? { failure: { code: 'TIMEOUT', message: 'no answer <i>in time</i>', retryable: true } } : {}),
+    orderKey: `${occurredAt}|tc-step-1|1|${type === 'ToolCallStarted' ? 5 : 6}`,
+  };
+}
+
 beforeAll(async () => {
   key = await generateSigningKeyPair('console-operators-1');
   messaging = await connectMessaging({ url: infra.natsUrl, name: 'console-int-test' });
@@ -215,6 +247,15 @@ beforeAll(async () => {
       arguments: { text: '{"password":"[REDACTED]","repo":"<b>acme/old-site</b>"}', redacted: ['/password'], truncated: false },
     };
   });
+  await respond('audit', 'listCalls', auditCommandSchemas.listCalls, (body: unknown) => {
+    callQueries.push(body);
+    return { items: [projectedCall({ toolCallId: 'tc-1', toolId: 'desk.echo', state: 'Failed', failure: { code: 'INVALID_ARGUMENT', message: 'the tool said <b>no</b>', retryable: false } })], next: 'page-2' };
+  });
+  await respond('audit', 'flowJournal', auditCommandSchemas.flowJournal, (body: { flowRunId: string }) => ({
+    flowRunId: body.flowRunId,
+    entries: [journalEntry(body.flowRunId, 'ToolCallStarted'), journalEntry(body.flowRunId, 'ToolCallFailed')],
+    next: null,
+  }));
   await respond('audit', 'verifyChain', auditCommandSchemas.verifyChain, () => ({ tenant, ok: true, entries: 3, verifiedThrough: 3, headHash: 'c'.repeat(64) }));
   await messaging.connection.flush();
 
@@ -370,6 +411,37 @@ describe('the approvals page and decisions', () => {
     const res = await fetch(url('/w/elsewhere/approvals'), { headers: { cookie }, redirect: 'manual' });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('role="alert">AUTHORIZATION_DENIED: your operator token does not cover workspace elsewhere</p>');
+  });
+
+  it('lists calls with the page’s filters as the audit projector’s query, escaped, with the next page kept filtered', async () => {
+    const res = await fetch(url('/w/main/calls?state=Observed&tool=desk.echo&agent=agent-support&run=run-7'), { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(callQueries.at(-1)).toEqual({ state: 'Observed', toolId: 'desk.echo', agentId: 'agent-support', flowRunId: 'run-7', limit: 50 });
+    expect(page).toContain('<table id="calls">');
+    expect(page).toContain('<tr data-tool-call-id="tc-1">');
+    expect(page).toContain('<a href="/w/main/calls/tc-1">tc-1</a>');
+    expect(page).toContain('the tool said &lt;b&gt;no&lt;/b&gt;');
+    expect(page).not.toContain('<b>no</b>');
+    expect(page).toMatch(/href="\/w\/main\/calls\?[^"]*after=page-2/);
+    expect(page).toMatch(/href="\/w\/main\/calls\?[^"]*tool=desk.echo/);
+    // A filter the projector would refuse is refused on the page, and nothing is asked.
+    const before = callQueries.length;
+    const bad = await fetch(url('/w/main/calls?state=Nonsense'), { headers: { cookie } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/role="alert"[^>]*>[^<]*INVALID_ARGUMENT/);
+    expect(callQueries.length).toBe(before);
+  });
+
+  it('shows a flow run’s journal, escaped, and says when FlowRunner cannot tell its state', async () => {
+    const res = await fetch(url('/w/main/runs/run-7'), { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('<table id="journal">');
+    expect(page.match(/<a href="\/w\/main\/calls\/tc-step-1">/g)?.length).toBe(2);
+    expect(page).toContain('TIMEOUT: no answer &lt;i&gt;in time&lt;/i&gt;');
+    // No FlowRunner answers in this test: the journal stands on its own.
+    expect(page).toMatch(/<dd id="run-state">unavailable: [A-Z_]+<\/dd>/);
   });
 
   it('shows the audit chain’s verdict', async () => {
