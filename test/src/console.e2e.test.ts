@@ -11,7 +11,7 @@ import { ARGUMENT_REDACTION_MARKER, type Approval, type ApprovalRequested, type 
 import { runCli, type CliIo } from '@toolplane/cli';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { startConsole, type ConsoleProcess } from './console-process.js';
+import { startConsole, type HttpProcess } from './http-process.js';
 import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
 const infra = testScope('console');
@@ -47,7 +47,7 @@ const policy: TenantPolicyInput = {
 };
 
 let platform: Platform;
-let consoleApp: ConsoleProcess;
+let consoleApp: HttpProcess;
 let browser: Browser;
 const sessions = new Map<string, BrowserContext>();
 

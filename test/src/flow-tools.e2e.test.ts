@@ -4,7 +4,6 @@
 // them through the SDK (and an MCP client through the endpoint). FlowRunner and the adapter are SIGKILLed at named
 // positions to prove that a run resumes on any replica without repeating a step, and ends Uncertain when a WRITE
 // was interrupted.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,12 +25,12 @@ import {
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
 import { connectMcp } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
-import { freePort, testScope } from '@toolplane/testing';
+import { testScope } from '@toolplane/testing';
 import { agent, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
-import { waitForStatus, type ServiceProcess } from './service-process.js';
+import { startHttpProcess } from './http-process.js';
+import type { ServiceProcess } from './service-process.js';
 
 const infra = testScope('flow_tools');
-const repoRoot = path.resolve(import.meta.dirname, '../..');
 let platform: Platform;
 let client: ToolplaneClient;
 let memoryFile: string;
@@ -473,25 +472,6 @@ describe('definitions behave as the seed says', () => {
 
 /** The MCP endpoint's composition root as a process, from source, trusting what the pipeline trusts. */
 async function startEndpoint(): Promise<{ service: ServiceProcess; base: string }> {
-  const pid = platform.service('tool-adapter').child.pid;
-  const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
-  const trusted = environ
-    .split('\0')
-    .find((line) => line.startsWith('TOOLPLANE_TRUSTED_KEYS='))
-    ?.slice('TOOLPLANE_TRUSTED_KEYS='.length);
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=@toolplane/source', '--import', 'tsx', path.join(repoRoot, 'services/mcp-endpoint/src/main.ts')], {
-    cwd: repoRoot,
-    env: { PATH: process.env['PATH'] ?? '', NATS_URL: platform.messaging.url, HTTP_PORT: String(port), TOOLPLANE_TRUSTED_KEYS: trusted ?? '', MCP_ENDPOINT_CALL_TIMEOUT_MS: '90000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const service: ServiceProcess = { child, stdout: () => out, stderr: () => err, exited };
-  const base = `http://127.0.0.1:${port}`;
-  await waitForStatus(`${base}/readyz`, service, 60_000);
-  return { service, base };
+  const { service, url } = await startHttpProcess('mcp-endpoint', platform, () => ({ MCP_ENDPOINT_CALL_TIMEOUT_MS: '90000' }));
+  return { service, base: url };
 }

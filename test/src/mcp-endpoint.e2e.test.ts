@@ -2,20 +2,17 @@
 // and FerretDB, MCP clients (the SDK's Client over Streamable HTTP, and plain JSON-RPC over fetch where a test needs
 // the request id or `_meta` in its own hands) listing and calling @modelcontextprotocol/server-everything and a
 // counting fixture bound behind Toolplane.
-import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TrustedKeysSetting, verifyReceipt, type InvocationReceipt, type TenantPolicyInput } from '@toolplane/contracts';
+import { verifyReceipt, type InvocationReceipt, type TenantPolicyInput } from '@toolplane/contracts';
 import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { connectMcp, type McpSession } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
-import { freePort, testScope } from '@toolplane/testing';
+import { testScope } from '@toolplane/testing';
 import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
-import { waitForStatus, type ServiceProcess } from './service-process.js';
+import { startHttpProcess } from './http-process.js';
+import type { ServiceProcess } from './service-process.js';
 
 const infra = testScope('mcp_endpoint');
-const repoRoot = path.resolve(import.meta.dirname, '../..');
 let platform: Platform;
 /** Two replicas of the endpoint: nothing is kept in either, so either answers any request. */
 let endpoints: { readonly service: ServiceProcess; readonly base: string }[] = [];
@@ -58,41 +55,10 @@ function logLines(service: ServiceProcess, msg: string): Record<string, unknown>
     .filter((line) => line['msg'] === msg);
 }
 
-/** The trusted keys the pipeline verifies agent tokens with (the harness keeps them in its services' environments). */
-async function platformTrustedKeys(): Promise<string> {
-  const pid = platform.service('tool-adapter').child.pid;
-  const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
-  const entry = environ.split('\0').find((line) => line.startsWith('TOOLPLANE_TRUSTED_KEYS='));
-  if (entry === undefined) throw new Error('the adapter has no TOOLPLANE_TRUSTED_KEYS');
-  const value = entry.slice('TOOLPLANE_TRUSTED_KEYS='.length);
-  TrustedKeysSetting.parse(value);
-  return value;
-}
-
 /** Starts the endpoint's composition root as a process, from source, the way the other services run in these tests. */
 async function startEndpoint(): Promise<{ service: ServiceProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=@toolplane/source', '--import', 'tsx', path.join(repoRoot, 'services/mcp-endpoint/src/main.ts')], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      NATS_URL: platform.messaging.url,
-      HTTP_PORT: String(port),
-      TOOLPLANE_TRUSTED_KEYS: await platformTrustedKeys(),
-      MCP_ENDPOINT_CALL_TIMEOUT_MS: '30000',
-      // The notification tests await the endpoint's debug line of each look at a stream's tool set.
-      LOG_LEVEL: 'debug',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const service: ServiceProcess = { child, stdout: () => out, stderr: () => err, exited };
-  const url = `http://127.0.0.1:${port}`;
-  await waitForStatus(`${url}/readyz`, service, 60_000);
+  // The notification tests await the endpoint's debug line of each look at a stream's tool set.
+  const { service, url } = await startHttpProcess('mcp-endpoint', platform, () => ({ MCP_ENDPOINT_CALL_TIMEOUT_MS: '30000', LOG_LEVEL: 'debug' }));
   return { service, base: url };
 }
 

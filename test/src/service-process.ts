@@ -24,7 +24,7 @@ export interface ServiceProcess {
 }
 
 /** Starts `services/<name>/src/main.ts` with exactly the given environment (plus PATH). */
-export function spawnService(name: ServiceName, env: Record<string, string>): ServiceProcess {
+export function spawnService(name: PlatformProcessName, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ['--conditions=@toolplane/source', '--import', 'tsx', path.join(repoRoot, 'services', name, 'src/main.ts')], {
     cwd: repoRoot,
     env: { PATH: process.env['PATH'] ?? '', ...env },
