@@ -26,4 +26,15 @@ export {
   type StorelessServiceContext,
   type StorelessServiceDefinition,
 } from './run-service.js';
+export {
+  latencyBuckets,
+  metricPrefix,
+  overflowLabel,
+  serviceMetrics,
+  type MetricCounter,
+  type MetricGauge,
+  type MetricHistogram,
+  type MetricSpec,
+  type ServiceMetrics,
+} from './service-metrics.js';
 export { ShutdownStack } from './shutdown.js';
