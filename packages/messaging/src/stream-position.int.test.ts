@@ -26,14 +26,21 @@ describe('streamPosition, consumerProgress and deleteConsumer', () => {
     expect(await streamPosition(m, stream)).toEqual({ firstSequence: 1, lastSequence: 3, messages: 3 });
 
     await ensureConsumer(m, stream, { durableName: 'reader' });
-    expect(await consumerProgress(m, stream, 'reader')).toEqual({ ackFloor: 0, delivered: 0, pending: 3, ackPending: 0 });
+    expect(await consumerProgress(m, stream, 'reader')).toEqual({ ackFloor: 0, delivered: 0, pending: 3, ackPending: 0, redelivered: 0 });
     const consumer = await m.jetstream.consumers.get(stream, 'reader');
     const first = await consumer.next({ expires: 5_000 });
     const second = await consumer.next({ expires: 5_000 });
     await first?.ackAck();
-    expect(await consumerProgress(m, stream, 'reader')).toEqual({ ackFloor: 1, delivered: 2, pending: 1, ackPending: 1 });
+    expect(await consumerProgress(m, stream, 'reader')).toEqual({ ackFloor: 1, delivered: 2, pending: 1, ackPending: 1, redelivered: 0 });
     await second?.ackAck();
     expect((await consumerProgress(m, stream, 'reader')).ackFloor).toBe(2);
+    const third = await consumer.next({ expires: 5_000 });
+    third?.nak();
+    const again = await consumer.next({ expires: 5_000 });
+    expect(again?.redelivered).toBe(true);
+    expect(await consumerProgress(m, stream, 'reader')).toMatchObject({ pending: 0, ackPending: 1, redelivered: 1 });
+    await again?.ackAck();
+    expect(await consumerProgress(m, stream, 'reader')).toMatchObject({ ackFloor: 3, ackPending: 0, redelivered: 0 });
 
     expect(await deleteConsumer(m, stream, 'reader')).toBe(true);
     expect(await deleteConsumer(m, stream, 'reader')).toBe(false);

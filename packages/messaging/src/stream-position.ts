@@ -20,6 +20,8 @@ export interface ConsumerProgress {
   readonly pending: number;
   /** Messages delivered and not yet acknowledged. */
   readonly ackPending: number;
+  /** Messages delivered more than once and not acknowledged yet. */
+  readonly redelivered: number;
 }
 
 /** The current first and last sequence of a stream; NOT_FOUND when there is no such stream. */
@@ -38,7 +40,7 @@ export async function consumerProgress(m: Messaging, stream: string, consumer: s
   const what = `reading the progress of consumer ${consumer} on stream ${stream}`;
   try {
     const info = await raceAbort(m.manager.consumers.info(stream, consumer), signal, what);
-    return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq, pending: info.num_pending, ackPending: info.num_ack_pending };
+    return { ackFloor: info.ack_floor.stream_seq, delivered: info.delivered.stream_seq, pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
   } catch (error) {
     throw toToolplaneError(error, what);
   }

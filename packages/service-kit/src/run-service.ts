@@ -1,10 +1,12 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { z } from 'zod';
-import { connectMessaging, ensureConsumer, ensureStream, type ConsumerSpec, type Messaging, type StreamSpec } from '@toolplane/messaging';
+import { connectMessaging, consumerProgress, ensureConsumer, ensureStream, type ConsumerSpec, type Messaging, type StreamSpec } from '@toolplane/messaging';
 import { connectStore, ensureIndexes, type CollectionDefinition, type Store } from '@toolplane/store';
 import { ConfigError, loadConfig, type BaseServiceConfig, type StorelessServiceConfig } from './config.js';
+import { declareConsumerMetrics } from './consumer-metrics.js';
 import { startHealthServer, type HealthServer, type HttpRouteHandler, type ReadinessCheck } from './health-server.js';
 import { createLogger, type Logger } from './logger.js';
+import { serviceMetrics } from './service-metrics.js';
 import { ShutdownStack } from './shutdown.js';
 
 /** What every service declares about itself, with MongoDB or without. */
@@ -143,6 +145,18 @@ async function startWith<C extends StorelessServiceConfig>(
   try {
     for (const stream of definition.streams ?? []) await ensureStream(messaging, stream);
     for (const { stream, consumer } of definition.consumers ?? []) await ensureConsumer(messaging, stream, consumer);
+    const metricsLog = logger.child({ component: 'metrics' });
+    const connection = messaging;
+    declareConsumerMetrics(
+      serviceMetrics(metrics),
+      (definition.consumers ?? []).map(({ stream, consumer }) => ({ stream, consumer: consumer.durableName })),
+      (stream, consumer, signal) => consumerProgress(connection, stream, consumer, signal),
+      {
+        signal: controller.signal,
+        // Debug only: a scrape every few seconds while NATS is down would otherwise flood the log with one cause.
+        onReadFailed: (ref, err) => metricsLog.debug({ err, ...ref }, 'consumer info unavailable: its gauges are left out of this scrape'),
+      },
+    );
     const connected = store;
     if (connected !== undefined) await ensureIndexes(connected, withStore?.collections ?? []);
 
