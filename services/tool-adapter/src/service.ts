@@ -2,12 +2,14 @@ import { ApprovalOutcomeEvent, InvocationRequest, SealingKeyId, TrustedKeysSetti
 import { createTokenVerifier } from '@toolplane/auth';
 import { createMcpPool } from '@toolplane/mcp';
 import { consume, createDescriptorCache, ensureConsumer, type ConsumerSpec } from '@toolplane/messaging';
-import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, serviceMetrics, type ServiceDefinition } from '@toolplane/service-kit';
 import { toStoreError } from '@toolplane/store';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { approvalServiceGateway } from './adapters/approval-gateway.js';
 import { secretBrokerLeaser } from './adapters/credential-leaser.js';
+import { invocationMetrics } from './adapters/invocation-metrics.js';
 import { jetStreamInvocationCalls } from './adapters/invocation-store.js';
 import { natsFlowRunnerGateway } from './adapters/flow-runner-gateway.js';
 import { McpExecutor } from './adapters/mcp-executor.js';
@@ -149,6 +151,9 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS });
     context.onShutdown('mcp-pool', () => pool.close());
 
+    const executor = new McpExecutor(pool);
+    const observer = invocationMetrics(serviceMetrics(context.metrics), () => executor.circuits());
+
     const receiptKey = { keyId: signingKey.keyId ?? config.ADAPTER_SIGNING_KEY_ID, privateKey: signingKey.privateKey };
     const runtime: InvocationRuntime = {
       messaging,
@@ -156,7 +161,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       outlet: natsOutlet(messaging),
       descriptors,
       servers: registryServerDirectory(messaging, { timeoutMs: config.ADAPTER_REGISTRY_TIMEOUT_MS, ttlMs: 30_000 }),
-      executor: new McpExecutor(pool),
+      executor,
       flows: natsFlowRunnerGateway(messaging, config.NATS_INBOX_PREFIX),
       approvals: approvalServiceGateway(messaging, config.ADAPTER_APPROVAL_TIMEOUT_MS),
       leaser:
@@ -169,6 +174,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       verifier: createTokenVerifier(trustedKeys, { clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S }),
       signReceipt: receiptSigner(receiptKey),
       clock,
+      elapsedMs: () => performance.now(),
+      observer,
       newId: randomUUID,
       logger,
       defaultTimeoutMs: config.ADAPTER_DEFAULT_TIMEOUT_MS,

@@ -1,6 +1,6 @@
 import { hasErrorCode, isRetryable, sleep, ToolplaneError, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
 import { toToolFailure, toolResultError, type McpPool, type McpTarget } from '@toolplane/mcp';
-import { ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
+import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 import { retryDecision, type ExecutionResult } from '../core/execution-outcome.js';
 
 // Execution of MCP tools: one pooled session per target (@toolplane/mcp), a circuit breaker per server (cockatiel),
@@ -58,6 +58,21 @@ function failureOf(outcome: ExecutionResult): { failure: ToolFailure; requestSen
   }
 }
 
+/** Where a server's circuit is: calls flow, one trial call is let through, or calls are refused. */
+export type CircuitPosition = 'closed' | 'half-open' | 'open';
+
+function circuitPositionOf(state: CircuitState): CircuitPosition {
+  switch (state) {
+    case CircuitState.Closed:
+      return 'closed';
+    case CircuitState.HalfOpen:
+      return 'half-open';
+    case CircuitState.Open:
+    case CircuitState.Isolated:
+      return 'open';
+  }
+}
+
 /** Runs MCP tool calls through a pool, with a circuit breaker per server. */
 export class McpExecutor {
   readonly #pool: McpPool;
@@ -76,6 +91,11 @@ export class McpExecutor {
       this.#breakers.set(serverKey, breaker);
     }
     return breaker;
+  }
+
+  /** The state of each server's circuit this executor has used, by server key: for the circuit_breaker_state gauge. */
+  *circuits(): Iterable<{ readonly server: string; readonly state: CircuitPosition }> {
+    for (const [server, breaker] of this.#breakers) yield { server, state: circuitPositionOf(breaker.state) };
   }
 
   /** Calls the tool, retrying as the core allows, within the call's deadline. */

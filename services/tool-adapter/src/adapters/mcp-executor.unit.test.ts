@@ -69,7 +69,10 @@ describe('the MCP executor', () => {
     const pool = scriptedPool([unavailable]);
     const executor = new McpExecutor(pool);
     const single = execution({ descriptor: descriptor({ retryPolicy: { maxAttempts: 1, initialBackoffMs: 1, maxBackoffMs: 1 } }) });
-    for (let i = 0; i < 5; i++) await executor.execute(single);
+    await executor.execute(single);
+    expect([...executor.circuits()]).toEqual([{ server: 'server-a', state: 'closed' }]);
+    for (let i = 1; i < 5; i++) await executor.execute(single);
+    expect([...executor.circuits()]).toEqual([{ server: 'server-a', state: 'open' }]);
     const callsBefore = pool.calls;
     const result = await executor.execute(single);
     expect(pool.calls).toBe(callsBefore);

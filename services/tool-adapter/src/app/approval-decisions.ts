@@ -29,8 +29,10 @@ export async function handleApprovalDecision(runtime: InvocationRuntime, event: 
   // Claim it first (an append at the version read, renewing the lease): of two handlers of the decision, one goes
   // on, and only that one consumes the approval.
   const claimed = await runtime.calls.record(found, { invocation: parked, events: [], settled: false, now }, delivery.signal);
+  const decidingStartedMs = runtime.elapsedMs();
   const outcome = await decisionOutcome(runtime, event, parked, delivery.signal);
   const transition = advancePipeline(point.state, outcome, { now: runtime.clock().toISOString(), signReceipt: runtime.signReceipt });
+  runtime.observer.stagePerformed('APPROVAL_DECISION', (runtime.elapsedMs() - decidingStartedMs) / 1000);
   if (!transition.accepted) {
     runtime.logger.warn({ approvalId, invocationId: parked.invocationId, problem: transition.problem }, 'approval decision does not apply to the parked invocation');
     return;

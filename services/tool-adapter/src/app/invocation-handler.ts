@@ -247,8 +247,11 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
   let position = start.position;
   let pending: PipelineEvent[] = [...start.events];
   const memo: StageMemo = { secrets: [], arguments: run.arguments };
+  // One clock read per stage: a stage's end is the next one's start.
+  let stageStartedMs = runtime.elapsedMs();
   while (state.step !== 'DONE') {
     if (state.step === 'APPROVAL_DECISION') return; // parked: the approval decision resumes it, on any replica
+    const step = state.step;
     let outcome: StageOutcome;
     if (state.step === 'EXECUTE') {
       // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over. Renewals
@@ -283,11 +286,16 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
       // ApprovalRequested (or the Uncertain ending) can be seen.
       if (parked || invocation.state === 'Uncertain') await runtime.calls.indexToolCallId(run.scope, invocation.toolCallId, invocation.idempotencyKey, signal);
       position = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now }, signal);
+      if (ended) runtime.observer.ended(invocation);
+      else if (parked) runtime.observer.parked(invocation);
       if (ended) failpoint(adapterFailpoints.afterTerminal);
       run.outbound.send(pending);
       pending = [];
       if (starting) failpoint(adapterFailpoints.afterStarted);
     }
+    const stageEndedMs = runtime.elapsedMs();
+    runtime.observer.stagePerformed(step, (stageEndedMs - stageStartedMs) / 1000);
+    stageStartedMs = stageEndedMs;
   }
 }
 

@@ -14,9 +14,11 @@ import { ArgumentValidators } from '../core/argument-validation.js';
 import { defaultTenantPolicy } from '../core/policy-evaluator.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
+import type { PipelineStep } from '../core/invocation-pipeline.js';
 import { receiptSigner } from '../core/receipts.js';
 import { agentProfileDocument, stdioServerDocument, testDescriptor } from '../testing.js';
 import { handleInvocationRequest } from './invocation-handler.js';
+import { unobservedInvocations, type InvocationObserver } from './invocation-observer.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 
 const scope: Scope = { tenant: 'acme', workspace: 'support' };
@@ -31,7 +33,15 @@ interface World {
 }
 
 /** A runtime of in-memory ports: the calls' store counts its appends, the executor its calls. */
-function world(options: { readonly descriptor?: Partial<ToolDescriptor>; readonly allowed?: readonly string[]; readonly execute?: () => Promise<ExecutionResult> } = {}): World {
+function world(
+  options: {
+    readonly descriptor?: Partial<ToolDescriptor>;
+    readonly allowed?: readonly string[];
+    readonly execute?: () => Promise<ExecutionResult>;
+    readonly observer?: InvocationObserver;
+    readonly elapsedMs?: () => number;
+  } = {},
+): World {
   const inner = inMemoryEventStore<InvocationStateEvent>();
   let appends = 0;
   const counted: EventStore<InvocationStateEvent> = {
@@ -80,6 +90,8 @@ function world(options: { readonly descriptor?: Partial<ToolDescriptor>; readonl
     verifier: { verify: () => Promise.resolve({ principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] }) } as unknown as TokenVerifier,
     signReceipt: receiptSigner({ keyId: 'handler-test', privateKey: generateKeyPairSync('ed25519').privateKey }),
     clock: () => new Date(),
+    elapsedMs: options.elapsedMs ?? (() => performance.now()),
+    observer: options.observer ?? unobservedInvocations,
     newId: randomUUID,
     logger: { warn: () => undefined, info: () => undefined } as unknown as Logger,
     defaultTimeoutMs: 30_000,
@@ -125,6 +137,38 @@ describe('handleInvocationRequest (in-memory event store)', () => {
     });
     await handleInvocationRequest(uncertain.runtime, request('flow-2'), delivery());
     expect(uncertain.replies[0]?.reply).toMatchObject({ ok: true, data: { status: 'UNCERTAIN', receipt: { state: 'Uncertain', flowRun } } });
+  });
+
+  it('reports every stage it performs once, in order, timed by one clock read per stage, and each ending or parking once', async () => {
+    const reports: string[] = [];
+    const stages: { readonly step: PipelineStep; readonly seconds: number }[] = [];
+    const observer: InvocationObserver = {
+      stagePerformed: (step, seconds) => stages.push({ step, seconds }),
+      parked: (invocation) => reports.push(`parked ${invocation.toolId} ${invocation.effectiveClass ?? '?'}`),
+      ended: (invocation) => reports.push(`ended ${invocation.toolId} ${invocation.state} ${invocation.failure?.code ?? 'none'}`),
+    };
+    let reads = 0;
+    // Each read of the stage clock is 2 ms after the last: every stage measures exactly 0.002 s.
+    const elapsedMs = () => 2 * reads++;
+
+    await handleInvocationRequest(world({ descriptor: { sandboxKind: 'None' }, observer, elapsedMs }).runtime, request('observed-1'), delivery());
+    const performed = ['TOOL_RESOLUTION', 'SCHEMA_VALIDATION', 'AGENT_PERMISSION', 'TENANT_POLICY', 'SIDE_EFFECT_CLASSIFICATION', 'APPROVAL', 'CREDENTIAL_BROKER', 'SANDBOX', 'START', 'EXECUTE', 'SANITIZE', 'FINISH', 'PUBLISH_TERMINAL', 'REPLY'];
+    expect(stages.map(({ step }) => step)).toEqual(performed);
+    expect(stages.every(({ seconds }) => seconds === 0.002)).toBe(true);
+    expect(reads).toBe(performed.length + 1);
+    expect(reports).toEqual(['ended fixture.echo Observed none']);
+
+    reports.length = 0;
+    stages.length = 0;
+    await handleInvocationRequest(world({ allowed: ['other.*'], observer, elapsedMs }).runtime, request('denied-2'), delivery());
+    expect(stages.map(({ step }) => step)).toEqual(['TOOL_RESOLUTION', 'SCHEMA_VALIDATION', 'AGENT_PERMISSION', 'FINISH', 'PUBLISH_TERMINAL', 'REPLY']);
+    expect(reports).toEqual(['ended fixture.echo Denied AUTHORIZATION_DENIED']);
+
+    reports.length = 0;
+    stages.length = 0;
+    await handleInvocationRequest(world({ descriptor: { sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' }, observer, elapsedMs }).runtime, request('parked-1'), delivery());
+    expect(stages.map(({ step }) => step).at(-1)).toBe('APPROVAL');
+    expect(reports).toEqual(['parked fixture.echo DESTRUCTIVE']);
   });
 
   it('denies a call in one append and never executes it', async () => {

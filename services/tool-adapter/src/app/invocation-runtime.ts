@@ -11,6 +11,7 @@ import type { RateCounters } from '../adapters/rate-counters.js';
 import type { ServerDirectory } from '../adapters/server-directory.js';
 import type { ArgumentValidators } from '../core/argument-validation.js';
 import type { ReceiptSigner } from '../core/receipts.js';
+import type { InvocationObserver } from './invocation-observer.js';
 import type { InvocationOutlet } from './publishing.js';
 
 /** Everything the invocation handlers use: the ports, the clock and the id generator, built by start(). */
@@ -34,6 +35,10 @@ export interface InvocationRuntime {
   readonly verifier: TokenVerifier;
   readonly signReceipt: ReceiptSigner;
   readonly clock: () => Date;
+  /** A monotonic clock in milliseconds (fractions included) for stage timings; no wall time is read from it. */
+  readonly elapsedMs: () => number;
+  /** Where the pipeline driver reports stage timings, parked and ended calls (the adapter's metrics). */
+  readonly observer: InvocationObserver;
   readonly newId: () => string;
   readonly logger: Logger;
   /** The deadline of a call whose tool is unknown (a known tool's descriptor gives its own). */
