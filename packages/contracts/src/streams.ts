@@ -3,7 +3,8 @@ import { deadLetterFilter, eventFilter, invocationRequestFilter } from './subjec
 
 /**
  * A JetStream stream as plain data; the messaging kit translates it into the client's configuration (durations
- * to nanoseconds). Replica count is a deployment choice (1 locally, 3 on a cluster) and is not part of it; limits
+ * to nanoseconds). Replica count is a deployment choice (1 locally, 3 on a cluster) and is not part of it: every
+ * stream and bucket is declared with the service's NATS_STREAM_REPLICAS (the connection's `streamReplicas`); limits
  * are age-based, so the discard policy stays the server's default (old).
  */
 export interface StreamDefinition {

@@ -28,6 +28,11 @@ export interface ConnectOptions {
    * subscribe to its own prefix only. Dot-separated tokens of letters, digits, `_` and `-` (see `inboxPrefixPattern`).
    */
   readonly inboxPrefix?: string;
+  /**
+   * Replicas of the streams and buckets declared through this connection (ensureStream, openKv) when their spec
+   * names none: 1 (the default) on one server, 3 on a three-node cluster. Durable consumers inherit their stream's.
+   */
+  readonly streamReplicas?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -50,6 +55,7 @@ export function checkInboxPrefix(prefix: string): string {
 export async function connectMessaging(options: ConnectOptions): Promise<Messaging> {
   const endpoint = parseNatsUrl(options.url);
   const inboxPrefix = options.inboxPrefix === undefined ? undefined : checkInboxPrefix(options.inboxPrefix);
+  const streamReplicas = checkStreamReplicas(options.streamReplicas ?? 1);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const what = `connecting to NATS at ${endpoint.display}`;
   const connecting = connect({
@@ -82,14 +88,20 @@ export async function connectMessaging(options: ConnectOptions): Promise<Messagi
   void watchStatus(nc, state, publisher, options.onStatus);
   try {
     const manager = await raceAbort(jetstreamManager(nc, { timeout: timeoutMs }), options.signal, what);
-    return messagingHandle(nc, manager, publisher, endpoint.display, state);
+    return messagingHandle(nc, manager, publisher, endpoint.display, streamReplicas, state);
   } catch (error) {
     await nc.close();
     throw toToolplaneError(error, `${what}: JetStream`);
   }
 }
 
-function messagingHandle(nc: NatsConnection, manager: JetStreamManager, publisher: StreamPublisher, url: string, state: { connected: boolean }): Messaging {
+/** JetStream keeps 1 to 5 copies of a stream. */
+function checkStreamReplicas(replicas: number): number {
+  if (Number.isInteger(replicas) && replicas >= 1 && replicas <= 5) return replicas;
+  throw new ToolplaneError('INVALID_ARGUMENT', `stream replicas must be a whole number from 1 to 5, not ${String(replicas)}`);
+}
+
+function messagingHandle(nc: NatsConnection, manager: JetStreamManager, publisher: StreamPublisher, url: string, streamReplicas: number, state: { connected: boolean }): Messaging {
   const resources = new Set<Stoppable>();
   const closed = nc.closed().then((error) => error ?? undefined);
   let draining: Promise<void> | undefined;
@@ -99,6 +111,7 @@ function messagingHandle(nc: NatsConnection, manager: JetStreamManager, publishe
     manager,
     publisher,
     url,
+    streamReplicas,
     isConnected: () => state.connected && !nc.isClosed() && !nc.isDraining(),
     track(resource) {
       resources.add(resource);

@@ -32,3 +32,12 @@ describe('checkInboxPrefix', () => {
     await expect(connectMessaging({ url: 'nats://127.0.0.1:1', name: 'bad-prefix', inboxPrefix: '_INBOX.>' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
+
+describe('streamReplicas', () => {
+  it.each([0, 2.5, 6, Number.NaN])('refuses %j with INVALID_ARGUMENT before it dials anything', async (streamReplicas) => {
+    await expect(connectMessaging({ url: 'nats://127.0.0.1:1', name: 'bad-replicas', streamReplicas })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/^stream replicas must be a whole number from 1 to 5/) as unknown,
+    });
+  });
+});

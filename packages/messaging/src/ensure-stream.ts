@@ -3,12 +3,14 @@ import { raceAbort, ToolplaneError } from '@toolplane/contracts';
 import { apiErrorCodes, type DeclareOptions, type EnsureResult } from './declare.js';
 import type { Messaging } from './messaging.js';
 import { isApiError, toToolplaneError } from './nats-errors.js';
-import { streamConfigDiff, toStreamConfig, type StreamSpec } from './stream-spec.js';
+import { replicaReductionError, streamConfigDiff, toStreamConfig, type StreamSpec } from './stream-spec.js';
 
 /**
  * Declares a stream idempotently: creates it, or updates the settings that differ from the spec. It never
  * deletes a stream or its messages; a change the server refuses (e.g. retention to or from workqueue)
- * fails with CONFLICT and leaves the stream as it was.
+ * fails with CONFLICT and leaves the stream as it was. A spec without `replicas` takes the connection's
+ * `streamReplicas`; a declaration with fewer replicas than the stream has fails with CONFLICT too (it never
+ * scales a stream down), while more replicas scale it up.
  */
 export async function ensureStream(m: Messaging, spec: StreamSpec, options: DeclareOptions = {}): Promise<EnsureResult> {
   const what = `declaring stream ${spec.name}`;
@@ -20,7 +22,7 @@ export async function ensureStream(m: Messaging, spec: StreamSpec, options: Decl
 }
 
 async function declareStream(m: Messaging, spec: StreamSpec): Promise<EnsureResult> {
-  const desired = toStreamConfig(spec);
+  const desired = toStreamConfig(spec.replicas === undefined ? { ...spec, replicas: m.streamReplicas } : spec);
   let current = await streamInfo(m, spec.name);
   if (current === undefined) {
     try {
@@ -35,6 +37,8 @@ async function declareStream(m: Messaging, spec: StreamSpec): Promise<EnsureResu
   }
   const changed = streamConfigDiff(desired, current.config);
   if (changed.length === 0) return { action: 'unchanged', changed };
+  const reduction = replicaReductionError(spec.name, desired.num_replicas ?? 1, current.config.num_replicas);
+  if (reduction !== undefined) throw reduction;
   try {
     await m.manager.streams.update(spec.name, desired);
   } catch (error) {

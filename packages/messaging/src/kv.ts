@@ -4,6 +4,7 @@ import { raceAbort, ToolplaneError, type WireError } from '@toolplane/contracts'
 import { decode, encode } from './codec.js';
 import type { Messaging } from './messaging.js';
 import { isApiError, toToolplaneError } from './nats-errors.js';
+import { replicaReductionError } from './stream-spec.js';
 
 /** A key-value bucket as plain data; opening it creates it when it does not exist. */
 export interface KvBucketSpec {
@@ -16,6 +17,8 @@ export interface KvBucketSpec {
   readonly storage?: 'file' | 'memory';
   /** The largest value in bytes (default: the server's message limit). */
   readonly maxValueBytes?: number;
+  /** Copies kept in a cluster (1–5); default: the connection's `streamReplicas` (see connectMessaging). */
+  readonly replicas?: number;
 }
 
 /** A value read from a bucket, with the revision an update must name. */
@@ -66,20 +69,33 @@ const BUCKET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Opens a key-value bucket, creating it when it does not exist, and returns it typed by `schema`: values are
- * validated before they are written (INVALID_ARGUMENT, nothing written) and when they are read.
+ * validated before they are written (INVALID_ARGUMENT, nothing written) and when they are read. An existing
+ * bucket keeps its settings, except that one with fewer replicas than declared is scaled up; one with more fails
+ * with CONFLICT, as ensureStream does (a declaration never scales a bucket down).
  */
 export async function openKv<S extends z.ZodType>(m: Messaging, spec: KvBucketSpec, schema: S, options: { readonly signal?: AbortSignal } = {}): Promise<TypedKv<z.output<S>>> {
   if (!BUCKET_NAME.test(spec.name)) throw new ToolplaneError('INVALID_ARGUMENT', `bucket name ${JSON.stringify(spec.name)} is not letters, digits, _ and - (at most 64)`);
   const what = `opening bucket ${spec.name}`;
+  const replicas = spec.replicas ?? m.streamReplicas;
   let kv: KV;
   try {
     kv = await raceAbort(
-      new Kvm(m.jetstream).create(spec.name, {
-        history: spec.history ?? 1,
-        storage: spec.storage === 'memory' ? 'memory' : 'file',
-        ...(spec.description === undefined ? {} : { description: spec.description }),
-        ...(spec.maxValueBytes === undefined ? {} : { maxValueSize: spec.maxValueBytes }),
-      }),
+      (async () => {
+        const opened = await new Kvm(m.jetstream).create(spec.name, {
+          history: spec.history ?? 1,
+          storage: spec.storage === 'memory' ? 'memory' : 'file',
+          replicas,
+          ...(spec.description === undefined ? {} : { description: spec.description }),
+          ...(spec.maxValueBytes === undefined ? {} : { maxValueSize: spec.maxValueBytes }),
+        });
+        // create() opens an existing bucket as it is: its replica count is reconciled here, as ensureStream does a stream's.
+        const stream = `KV_${spec.name}`;
+        const current = (await opened.status()).replicas;
+        const reduction = replicaReductionError(stream, replicas, current);
+        if (reduction !== undefined) throw reduction;
+        if (current < replicas) await m.manager.streams.update(stream, { num_replicas: replicas });
+        return opened;
+      })(),
       options.signal,
       what,
     );

@@ -23,6 +23,8 @@ export interface Messaging {
   readonly publisher: StreamPublisher;
   /** The server list without credentials, for logs and messages. */
   readonly url: string;
+  /** Replicas of every stream and bucket declared through this connection whose spec names none (1 on one server, 3 on a cluster). */
+  readonly streamReplicas: number;
   /** Whether the connection is currently up (false while reconnecting, draining or closed). */
   isConnected(): boolean;
   /** Registers a consumer or responder so drain() stops it first; returns a function that unregisters it. */

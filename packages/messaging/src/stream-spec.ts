@@ -1,5 +1,6 @@
 import { nanos } from '@nats-io/nats-core';
 import type { StreamConfig } from '@nats-io/jetstream';
+import { ToolplaneError } from '@toolplane/contracts';
 
 /** A stream declared as plain data (the contracts package holds the platform's streams in this shape). */
 export interface StreamSpec {
@@ -16,7 +17,7 @@ export interface StreamSpec {
   readonly maxAgeMs?: number;
   /** Total size after which the oldest messages are removed; default unlimited. */
   readonly maxBytes?: number;
-  /** Copies kept in a cluster (1–5); default 1. */
+  /** Copies kept in a cluster (1–5); default: the connection's `streamReplicas` (see connectMessaging). */
   readonly replicas?: number;
   /** Whether any replica answers direct gets (reading a subject's log in one round trip); default false. */
   readonly allowDirect?: boolean;
@@ -59,6 +60,21 @@ export function streamConfigDiff(desired: ManagedStreamConfig, current: Partial<
     if (current[key] !== desired[key]) differs.push(key);
   }
   return differs;
+}
+
+/**
+ * Refuses a declaration that would lower a stream's (or bucket's) replica count. A stream declared with fewer
+ * replicas than it has is almost always a service started without the cluster's replica setting, not an intent
+ * to give up copies: scaling down silently would leave an R3 deployment's record on one node. Raising the
+ * count (moving a deployment from one node to a cluster) goes ahead like any other change.
+ */
+export function replicaReductionError(stream: string, desired: number, current: number | undefined): ToolplaneError | undefined {
+  const have = current ?? 1;
+  if (have <= desired) return undefined;
+  return new ToolplaneError(
+    'CONFLICT',
+    `stream ${stream} has ${have} replicas and is declared with ${desired}: a declaration never lowers the replica count; declare it with ${have} (NATS_STREAM_REPLICAS=${have}), or scale the stream down yourself (nats stream edit ${stream} --replicas ${desired})`,
+  );
 }
 
 /** Whether two lists hold the same strings, in any order. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nanos } from '@nats-io/nats-core';
-import { streamConfigDiff, toStreamConfig, type StreamSpec } from './stream-spec.js';
+import { replicaReductionError, streamConfigDiff, toStreamConfig, type StreamSpec } from './stream-spec.js';
 
 const spec: StreamSpec = { name: 'INVOCATIONS', subjects: ['toolplane.v1.invocations.>'], retention: 'workqueue', storage: 'file' };
 
@@ -51,5 +51,25 @@ describe('streamConfigDiff', () => {
     const desired = toStreamConfig({ ...spec, maxAgeMs: 60_000, subjects: ['a.>', 'c.>'] });
     const current = toStreamConfig({ ...spec, subjects: ['a.>'] });
     expect(streamConfigDiff(desired, current).sort()).toEqual(['duplicate_window', 'max_age', 'subjects']);
+  });
+});
+
+describe('replicas', () => {
+  it('reports a replica count that differs as a change', () => {
+    expect(streamConfigDiff(toStreamConfig({ ...spec, replicas: 3 }), toStreamConfig(spec))).toEqual(['num_replicas']);
+    expect(streamConfigDiff(toStreamConfig(spec), toStreamConfig({ ...spec, replicas: 3 }))).toEqual(['num_replicas']);
+  });
+
+  it('lets a declaration keep or raise the replica count', () => {
+    expect(replicaReductionError('INVOCATIONS', 3, 3)).toBeUndefined();
+    expect(replicaReductionError('INVOCATIONS', 3, 1)).toBeUndefined();
+    // A config without num_replicas is a single copy.
+    expect(replicaReductionError('INVOCATIONS', 1, undefined)).toBeUndefined();
+  });
+
+  it('refuses to lower it with one CONFLICT line naming the stream, both counts and the setting', () => {
+    const error = replicaReductionError('INVOCATIONS', 1, 3);
+    expect(error).toMatchObject({ code: 'CONFLICT' });
+    expect(error?.message).toMatch(/^stream INVOCATIONS has 3 replicas and is declared with 1: .*NATS_STREAM_REPLICAS=3[^\n]*$/);
   });
 });

@@ -63,10 +63,20 @@ export const tokenClockToleranceSetting = z.coerce
   .max(300, 'must be between 0 and 300 seconds')
   .default(30);
 
+/**
+ * NATS_STREAM_REPLICAS: the copies JetStream keeps of every stream and bucket the service declares (durable
+ * consumers inherit their stream's): 1 on one server, 3 on a three-node cluster.
+ */
+export const streamReplicasSetting = z
+  .enum(['1', '3'], { error: 'must be 1 (one NATS server) or 3 (a three-node NATS cluster)' })
+  .default('1')
+  .transform((value) => Number(value));
+
 /** The settings every Toolplane service reads from its environment. */
 export function baseServiceConfig(defaults: { httpPort: number }) {
   return z.object({
     NATS_URL: natsUrlSetting,
+    NATS_STREAM_REPLICAS: streamReplicasSetting,
     MONGODB_URL: mongoUrlSetting,
     MONGODB_DATABASE: z
       .string()
