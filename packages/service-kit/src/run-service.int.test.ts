@@ -87,4 +87,53 @@ describe('startService', () => {
     expect(await slow).toBe('own GET /slow');
     expect(await stopping).toBe(true);
   });
+
+  it('collects each declared consumer’s pending, ack-pending and redelivered counts at scrape time, and leaves out one that is gone', async () => {
+    const stream = `${scope.prefix}_gauges`;
+    const subject = `${scope.prefix}.gauges.>`;
+    const service = await startService(
+      {
+        name: 'gauge-probe',
+        store: 'none',
+        config: storelessServiceConfig({ httpPort: 0 }),
+        streams: [{ name: stream, subjects: [subject], retention: 'limits', storage: 'file', duplicateWindowMs: 60_000 }],
+        consumers: [
+          { stream, consumer: { durableName: 'kept' } },
+          { stream, consumer: { durableName: 'dropped' } },
+        ],
+        start: () => Promise.resolve(),
+      },
+      { NATS_URL: scope.natsUrl, HTTP_PORT: '0', LOG_LEVEL: 'silent' },
+    );
+    const m = await connectMessaging({ url: scope.natsUrl, name: `${scope.prefix}_gauges` });
+    try {
+      const scrape = async () => (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text();
+      const labels = (consumer: string) => `{stream="${stream}",consumer="${consumer}",service="gauge-probe"}`;
+      expect(await scrape()).toContain(`toolplane_consumer_pending${labels('kept')} 0`);
+
+      for (let i = 0; i < 3; i += 1) await m.jetstream.publish(`${scope.prefix}.gauges.${i}`, '{}');
+      const kept = await m.jetstream.consumers.get(stream, 'kept');
+      const first = await kept.next({ expires: 5_000 });
+      first?.nak();
+      const again = await kept.next({ expires: 5_000 });
+      expect(again?.redelivered).toBe(true);
+      const busy = await scrape();
+      expect(busy).toContain(`toolplane_consumer_pending${labels('kept')} 2`);
+      expect(busy).toContain(`toolplane_consumer_ack_pending${labels('kept')} 1`);
+      expect(busy).toContain(`toolplane_consumer_redelivered${labels('kept')} 1`);
+      expect(busy).toContain(`toolplane_consumer_pending${labels('dropped')} 3`);
+
+      // A consumer whose info cannot be read is left out; the scrape still answers, with the others.
+      await m.manager.consumers.delete(stream, 'dropped');
+      const res = await fetch(`http://127.0.0.1:${service.port}/metrics`);
+      expect(res.status).toBe(200);
+      const after = await res.text();
+      expect(after).not.toContain('consumer="dropped"');
+      expect(after).toContain(`toolplane_consumer_pending${labels('kept')} 2`);
+      await again?.ackAck();
+    } finally {
+      await m.drain();
+      await service.stop();
+    }
+  });
 });
