@@ -2,7 +2,8 @@ import { ApprovalRequested, ApprovalStreamEvent, RegistryEvent, TrustedKeysSetti
 import { createTokenVerifier } from '@toolplane/auth';
 import { jetStreamEventStore, storedAppendSchema } from '@toolplane/event-store';
 import { consume } from '@toolplane/messaging';
-import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, serviceMetrics, type ServiceDefinition } from '@toolplane/service-kit';
+import { approvalMetrics } from './adapters/approval-metrics.js';
 import { projectApproval } from './adapters/approval-projector.js';
 import { approvals, collections } from './adapters/collections.js';
 import { relayApprovalEvents } from './adapters/event-relay.js';
@@ -94,7 +95,9 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
   start: async (context) => {
     const { config, logger, messaging, store, signal } = context;
     const events = jetStreamEventStore(messaging, { stream: approvalStream.name, subjectOf: approvalStreamSubject, schema: ApprovalStreamEvent });
-    const runtime: ApprovalRuntime = { events, approvals: store.collection(approvals), messaging, clock: () => new Date(), logger };
+    const readModel = store.collection(approvals);
+    const metrics = approvalMetrics(serviceMetrics(context.metrics), { approvals: readModel, signal, logger: logger.child({ component: 'metrics' }) });
+    const runtime: ApprovalRuntime = { events, approvals: readModel, messaging, clock: () => new Date(), logger, onDecided: metrics.decided };
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator token will be refused');
     const verifier = createTokenVerifier(trustedKeys, { clock: runtime.clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
@@ -147,6 +150,7 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       clock: runtime.clock,
       logger: webhooksLog,
       post: postWebhook,
+      onDelivery: metrics.webhookDelivery,
     };
     const webhooks = await consume(messaging, {
       stream: streams.events.name,

@@ -37,6 +37,7 @@ import { startService, type RunningService } from '@toolplane/service-kit';
 import { jetStreamEventStore } from '@toolplane/event-store';
 import { connectStore, type Store, type StoreCollection } from '@toolplane/store';
 import { testScope } from '@toolplane/testing';
+import { counterDelta, scrapeCounters } from '@toolplane/testing/bench';
 import { approvalService } from '../src/mod.js';
 import { approvals, type StoredApproval } from '../src/adapters/collections.js';
 import { approvalEventId } from '../src/core/event-ids.js';
@@ -221,6 +222,22 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   }
   return 'OK';
 }
+
+/** A metric of every replica's /metrics, summed over the replicas by the value of `label`. */
+async function acrossReplicas(metric: string, label: string): Promise<Map<string, number>> {
+  const total = new Map<string, number>();
+  for (const replica of replicas) {
+    for (const [value, count] of await scrapeCounters(`http://127.0.0.1:${replica.port}/metrics`, metric, label)) total.set(value, (total.get(value) ?? 0) + count);
+  }
+  return total;
+}
+
+/** The pending-approvals gauge as each replica reports it. */
+async function pendingGauges(): Promise<(number | undefined)[]> {
+  return Promise.all(replicas.map(async (replica) => (await scrapeCounters(`http://127.0.0.1:${replica.port}/metrics`, 'toolplane_approvals_pending', 'service')).get('approval')));
+}
+
+const pendingInReadModel = () => collection.raw.countDocuments({ state: 'Pending' });
 
 /** Grants an approval through the CLI and waits until ApprovalGranted is out. */
 async function grant(where: Scope, event: ApprovalRequested): Promise<void> {
@@ -501,6 +518,36 @@ describe('approval service, two replicas', () => {
     const shown = await cli(where, ['--json', 'approvals', 'show', event.data.approvalId], { TOOLPLANE_TOKEN: token });
     expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'Granted', decidedBy: 'user:alice@acme.example', version: 2 });
+  });
+
+  it('times each decision once (whichever replica made it), counts pending approvals from the read model on every replica alike, and counts skipped webhooks', async () => {
+    const where = freshScope();
+    const decisionsBefore = await acrossReplicas('toolplane_approval_decision_seconds_count', 'outcome');
+    const webhooksBefore = await acrossReplicas('toolplane_approval_webhook_deliveries_total', 'outcome');
+    const pendingBefore = await pendingInReadModel();
+    const toGrant = await requestApproval(where);
+    const toReject = await requestApproval(where);
+    await appeared(toGrant);
+    await appeared(toReject);
+    expect(await pendingGauges()).toEqual([pendingBefore + 2, pendingBefore + 2]);
+
+    await grant(where, toGrant);
+    const run = await cli(where, ['approvals', 'reject', toReject.data.approvalId, '--reason', 'not now'], { TOOLPLANE_TOKEN: await operatorToken(where) });
+    expect(run.code, run.stderr).toBe(0);
+    await settled(toReject.data.approvalId, 'Rejected');
+    // Deciding again (the same human, a retried request) appends nothing and is not a second decision.
+    expect((await cli(where, ['approvals', 'approve', toGrant.data.approvalId], { TOOLPLANE_TOKEN: await operatorToken(where) })).code).toBe(0);
+    expect(await consume(where, { approvalId: toGrant.data.approvalId, requestHash: hash('a'), toolVersion: '1.2.0' })).toMatchObject({ approval: { state: 'Consumed' } });
+
+    const decided = counterDelta(decisionsBefore, await acrossReplicas('toolplane_approval_decision_seconds_count', 'outcome'));
+    expect(Object.fromEntries([...decided].filter(([, count]) => count !== 0))).toEqual({ granted: 1, rejected: 1 });
+    expect(await pendingGauges()).toEqual([pendingBefore, pendingBefore]);
+    // No tenant has a webhook here: each request is skipped once, on whichever replica took it.
+    const webhooks = await waitFor('both webhook deliveries skipped', async () => {
+      const delta = counterDelta(webhooksBefore, await acrossReplicas('toolplane_approval_webhook_deliveries_total', 'outcome'));
+      return (delta.get('skipped') ?? 0) >= 2 ? delta : undefined;
+    });
+    expect(Object.fromEntries([...webhooks].filter(([, count]) => count !== 0))).toEqual({ skipped: 2 });
   });
 
   it('publishes what a writer appended even when it died right after the append, once however often it is relayed', async () => {

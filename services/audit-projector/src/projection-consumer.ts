@@ -34,6 +34,8 @@ export interface ProjectionConsumerOptions {
   readonly onDiagnostic?: (diagnostic: ConsumerDiagnostic) => void;
   /** A batch (or a group retried on its own) could not be written. */
   readonly onWriteFailure?: (error: unknown, events: number) => void;
+  /** A batch (or a group retried on its own) was written: its events are in the projections now. Must not throw. */
+  readonly onWritten?: (written: readonly AcceptedEvent[]) => void;
   /** This replica was pinned (it is the writer from now on) or learned it lost the pin. */
   readonly onPinChange?: (change: PinChange) => void;
 }
@@ -72,6 +74,7 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
         options.onWriteFailure?.(error, items.length);
         throw error;
       }
+      options.onWritten?.(items);
     },
     groupOf: (accepted) => groupOfEvent(accepted.event),
     ready: (items) => readyToWrite(items.map((accepted) => accepted.event)),

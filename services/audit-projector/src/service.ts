@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { MAX_EVENT_BYTES, TenantId, TrustedKeysSetting, eventFilter, streams } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { ensureConsumer, minPinTimeoutMs, type ConsumerSpec, type ServeDiagnostic } from '@toolplane/messaging';
-import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
+import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, serviceMetrics, type ServiceDefinition } from '@toolplane/service-kit';
 import { serveAuditApi } from './api.js';
 import { CallWriter } from './call-writer.js';
 import { ChainWriter } from './chain-writer.js';
 import { collections, ensureQueryIndexes } from './collections.js';
 import { openGenerations } from './generations.js';
 import { startProjectionConsumer } from './projection-consumer.js';
+import { projectorMetrics } from './projector-metrics.js';
 import { RebuildManager } from './rebuild.js';
 
 const count = (fallback: number, max: number) => z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`).default(fallback);
@@ -143,6 +144,8 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
       consumer: consumer.durableName,
       writers: { store, generations, calls: new CallWriter(store), chain: new ChainWriter(store, { now }) },
       target: { kind: 'live' },
+      // The live projection only: a rebuild re-reads old events, whose lag says nothing about the projector now.
+      onWritten: projectorMetrics(serviceMetrics(context.metrics), now).written,
       // Which replica writes: the one line an operator looks for after a failover.
       onPinChange: (change) => log.info({ holder, pinned: change.pinned }, change.pinned ? 'this replica writes the projections now' : 'this replica no longer writes the projections'),
     });

@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { createTokenVerifier } from '@toolplane/auth';
 import { workspaceClients } from '@toolplane/client';
-import { startService, StartupError, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
+import { serviceMetrics, startService, StartupError, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
 import { ApprovalsHub } from './app/approvals-hub.js';
 import { approvalEventWatch } from './adapters/approval-events.js';
 import { loadAssets } from './adapters/assets.js';
+import { consoleMetrics } from './adapters/console-metrics.js';
 import { consoleRoutes } from './adapters/http-routes.js';
 import { natsServiceCaller } from './adapters/nats-caller.js';
 import { consoleConfig, type ConsoleConfig } from './config.js';
@@ -83,6 +84,7 @@ export function consoleService(hooks: { readonly onUrl?: (url: string) => void }
           keepAliveMs: KEEP_ALIVE_MS,
           signal: context.signal,
           logger: logger.child({ component: 'http' }),
+          metrics: consoleMetrics(serviceMetrics(context.metrics), () => hub.size),
         }),
       );
       context.onListening(({ port }) => {

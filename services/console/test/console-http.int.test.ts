@@ -76,6 +76,28 @@ function url(path: string): string {
   return `${console_.url}${path}`;
 }
 
+/** The console's samples of a metric, keyed by their labels (all but `service`) as `name=value,…`. */
+async function samplesOf(metric: string): Promise<Record<string, number>> {
+  const text = await (await fetch(url('/metrics'))).text();
+  const samples: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = new RegExp(`^${metric}(?:\\{([^}]*)\\})? (\\S+)$`).exec(line);
+    if (match === null) continue;
+    const labels = [...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)]
+      .filter(([, name]) => name !== 'service')
+      .map(([, name, value]) => `${name}=${value}`)
+      .sort();
+    samples[labels.join(',')] = Number(match[2]);
+  }
+  return samples;
+}
+
+/** What the decisions counter gained since `before`, without the series that did not move. */
+async function decisionsSince(before: Record<string, number>): Promise<Record<string, number>> {
+  const after = await samplesOf('toolplane_console_decisions_total');
+  return Object.fromEntries(Object.entries(after).flatMap(([labels, count]) => (count === (before[labels] ?? 0) ? [] : [[labels, count - (before[labels] ?? 0)]])));
+}
+
 /** The cookie pairs a response sets (`name=value`), by name. */
 function setCookies(res: Response): Map<string, string> {
   return new Map(res.headers.getSetCookie().map((line) => [line.split('=')[0] ?? '', line] as const));
@@ -359,6 +381,7 @@ describe('the approvals page and decisions', () => {
     approvals.set(approval.approvalId, approval);
     await messaging.connection.flush();
     const before = sent.length;
+    const counted = await samplesOf('toolplane_console_decisions_total');
     const res = await post(`/w/main/approvals/${approval.approvalId}/approve`, cookie, { reason: 'ok' });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('role="alert">AUTHORIZATION_DENIED: ');
@@ -371,14 +394,18 @@ describe('the approvals page and decisions', () => {
     await messaging.connection.flush();
     expect(sent.slice(before).filter((subject) => subject.endsWith('.approval.approve'))).toEqual([]);
     expect(approvals.get(approval.approvalId)?.state).toBe('Pending');
+    // A forged form is no decision: nothing counted.
+    expect(await decisionsSince(counted)).toEqual({});
   });
 
   it('sends a decision with the operator’s token and shows the outcome', async () => {
     const approval = pendingApproval({ tenant });
     approvals.set(approval.approvalId, approval);
     const page = await (await fetch(url('/w/main/approvals'), { headers: { cookie } })).text();
+    const counted = await samplesOf('toolplane_console_decisions_total');
     const res = await post(`/w/main/approvals/${approval.approvalId}/approve`, cookie, { _csrf: csrfOf(page), reason: 'looks right' });
     expect(res.status).toBe(303);
+    expect(await decisionsSince(counted)).toEqual({ 'decision=approve,outcome=ok': 1 });
     expect(res.headers.get('location')).toBe(`/w/main/approvals?decided=${approval.approvalId}`);
     expect(approvals.get(approval.approvalId)?.state).toBe('Granted');
     expect(tokensSeen.get('approval.approve')).toBe(token);
@@ -391,6 +418,7 @@ describe('the approvals page and decisions', () => {
     approvals.set(approval.approvalId, approval);
     refusals.set(approval.approvalId, new ToolplaneError('CONFLICT', `approval ${approval.approvalId} is Granted already (by user:carol@acme.example) & cannot be decided again`));
     const page = await (await fetch(url('/w/main/approvals'), { headers: { cookie } })).text();
+    const counted = await samplesOf('toolplane_console_decisions_total');
     const res = await post(`/w/main/approvals/${approval.approvalId}/approve`, cookie, { _csrf: csrfOf(page) });
     expect(res.status).toBe(409);
     expect(res.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
@@ -399,6 +427,10 @@ describe('the approvals page and decisions', () => {
     const denied = await post(`/w/main/approvals/${approval.approvalId}/approve`, cookie, { _csrf: csrfOf(page) });
     expect(denied.status).toBe(403);
     expect(await denied.text()).toContain('role="alert">AUTHORIZATION_DENIED: user:alice@acme.example may not decide this approval</p>');
+    // A rejection without its reason is refused by the console itself, before anything is sent.
+    const unexplained = await post(`/w/main/approvals/${approval.approvalId}/reject`, cookie, { _csrf: csrfOf(page), reason: ' ' });
+    expect(unexplained.status).toBe(400);
+    expect(await decisionsSince(counted)).toEqual({ 'decision=approve,outcome=CONFLICT': 1, 'decision=approve,outcome=AUTHORIZATION_DENIED': 1, 'decision=reject,outcome=INVALID_ARGUMENT': 1 });
   });
 
   it('refuses a form body over the bound with 413', async () => {
@@ -471,6 +503,7 @@ describe('the live pending list', () => {
     try {
       const first = await events.next();
       expect(first.event).toBe('pending');
+      expect(await samplesOf('toolplane_console_live_streams')).toEqual({ '': 1 });
 
       const approval = pendingApproval({ tenant, requestedAt: new Date().toISOString(), summary: 'Send the newsletter' });
       const started = Date.now();
@@ -539,6 +572,7 @@ describe('the live pending list', () => {
       await third.body?.cancel();
       return third.status === 503 ? true : undefined;
     }, 5_000);
+    expect(await samplesOf('toolplane_console_live_streams')).toEqual({ '': 2 });
     stopped = true;
     expect(await console_.stop()).toBe(true);
     for (const stream of streams) await expect(stream.next(2_000)).rejects.toThrow('the stream ended');

@@ -4,11 +4,12 @@
 // notification streams end as the shutdown begins), let in-flight ones finish, then close NATS.
 import { createTokenVerifier } from '@toolplane/auth';
 import { workspaceClients } from '@toolplane/client';
-import { startService, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
+import { serviceMetrics, startService, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
 import { TokenRateLimits } from './app/token-rate-limits.js';
 import { ToolListStreams } from './app/tool-list-streams.js';
+import { endpointMetrics } from './adapters/endpoint-metrics.js';
 import { endpointRoutes } from './adapters/http-server.js';
 import { watchToolSetSources } from './adapters/tool-set-watch.js';
 import { mcpEndpointConfig, type McpEndpointConfig } from './config.js';
@@ -71,13 +72,14 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
       const watch = watchToolSetSources(messaging, { onChange: (change) => streams.changed(change), onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
       context.onShutdown('tool-set-watch', () => Promise.resolve(watch.close()));
 
+      const metrics = endpointMetrics(serviceMetrics(context.metrics), () => streams.size);
       const routes = endpointRoutes({
         host: config.HTTP_HOST,
         allowedOrigins: config.MCP_ENDPOINT_ALLOWED_ORIGINS,
         authorizationServers: config.MCP_ENDPOINT_AUTHORIZATION_SERVERS,
         maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
         verifier,
-        protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error') },
+        protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error'), metrics },
         streams,
         rateLimits:
           config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0
@@ -85,6 +87,7 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
             : new TokenRateLimits({ limit: config.MCP_ENDPOINT_TOKEN_RATE_LIMIT, windowMs: config.MCP_ENDPOINT_TOKEN_RATE_WINDOW_MS, maxKeys: RATE_LIMIT_MAX_TOKENS }),
         signal: context.signal,
         logger: logger.child({ component: 'http' }),
+        metrics,
       });
       context.serveHttp(routes.handle);
       context.onListening(({ port }) => {

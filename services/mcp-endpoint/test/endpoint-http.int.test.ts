@@ -21,6 +21,22 @@ const url = (workspace = 'main') => `${endpoint.url}/mcp/${tenant}/${workspace}`
 
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
 
+/** The samples of a metric in Prometheus text, keyed by their labels (all but `service`) as `name=value,…`. */
+async function samplesOf(base: string, metric: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const samples: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = new RegExp(`^${metric}(?:\\{([^}]*)\\})? (\\S+)$`).exec(line);
+    if (match === null) continue;
+    const labels = [...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)]
+      .filter(([, name]) => name !== 'service')
+      .map(([, name, value]) => `${name}=${value}`)
+      .sort();
+    samples[labels.join(',')] = Number(match[2]);
+  }
+  return samples;
+}
+
 function post(body: unknown, headers: Record<string, string> = {}, target = url()): Promise<Response> {
   return fetch(target, {
     method: 'POST',
@@ -198,6 +214,22 @@ describe('the per-token rate limit', () => {
       expect((await post(ping, {}, target)).status).toBe(401);
       const another = await issueToken({ ...agent, agentId: 'agent-2', tenant, workspace: 'main' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
       expect((await post(ping, { ...auth, authorization: `Bearer ${another}` }, target)).status).toBe(200);
+      // A method the endpoint does not serve (the SDK answers it) and a notification, with a third token.
+      const third = await issueToken({ ...agent, agentId: 'agent-3', tenant, workspace: 'main' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
+      const unknown = await post({ jsonrpc: '2.0', id: 7, method: 'resources/list', params: {} }, { ...auth, authorization: `Bearer ${third}` }, target);
+      expect(await unknown.json()).toMatchObject({ id: 7, error: { code: -32601 } });
+      expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, authorization: `Bearer ${third}` }, target)).status).toBe(202);
+
+      // Exactly what was asked, by method and outcome; the refusals before a body was read under `other`.
+      expect(await samplesOf(limited.url, 'toolplane_mcp_rate_limited_total')).toEqual({ '': 1 });
+      expect(await samplesOf(limited.url, 'toolplane_mcp_requests_total')).toEqual({
+        'method=ping,outcome=ok': 3,
+        'method=other,outcome=RATE_LIMITED': 1,
+        'method=other,outcome=AUTHENTICATION_FAILED': 1,
+        'method=other,outcome=INVALID_ARGUMENT': 1,
+        'method=notifications/initialized,outcome=ok': 1,
+      });
+      expect(await samplesOf(limited.url, 'toolplane_mcp_open_streams')).toEqual({ '': 0 });
       // Once the window has moved on, the token is admitted again.
       await eventually('the token to be admitted again', async () => ((await post(ping, auth, target)).status === 200 ? true : undefined), 5_000, 100);
     } finally {

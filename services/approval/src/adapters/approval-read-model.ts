@@ -50,3 +50,15 @@ export async function findApprovals(collection: StoreCollection<StoredApproval>,
   const page = await findPage(collection, { filter, sortBy, limit, ...(signal ? { signal } : {}) });
   return page.items.map(toApproval);
 }
+
+/**
+ * How many approvals are Pending in the read model, across every scope, counting no further than `limit` (so a
+ * scrape stays one bounded index read however many wait). The read model may lag a decision by a moment.
+ */
+export async function countPendingApprovals(collection: StoreCollection<StoredApproval>, limit: number, signal?: AbortSignal): Promise<number> {
+  try {
+    return await collection.raw.countDocuments({ state: 'Pending' }, { limit, ...(signal ? { signal } : {}) });
+  } catch (error) {
+    throw toStoreError(error, 'counting pending approvals in the read model');
+  }
+}

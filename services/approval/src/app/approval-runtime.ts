@@ -8,6 +8,7 @@ import type { Logger } from '@toolplane/service-kit';
 import type { StoreCollection } from '@toolplane/store';
 import type { StoredApproval } from '../adapters/collections.js';
 import { approvalDecider, type ApprovalCommand } from '../core/approval-decider.js';
+import { decisionOf, type ApprovalDecision } from '../core/decision-timing.js';
 
 /** What the approval service's handlers run with. */
 export interface ApprovalRuntime {
@@ -18,6 +19,8 @@ export interface ApprovalRuntime {
   readonly messaging: Messaging;
   readonly clock: () => Date;
   readonly logger: Logger;
+  /** Hears each approval's decision once, from the append that made it (the time-to-decision metric). */
+  readonly onDecided: (decision: ApprovalDecision) => void;
 }
 
 /** An approval after a command, and whether this command changed it (false: already so, or nothing due). */
@@ -34,6 +37,9 @@ export async function runCommand(runtime: ApprovalRuntime, approvalId: string, c
   const handled = await handleCommand(runtime.events, approvalDecider, approvalId, command, { maxAttempts, ...(signal ? { signal } : {}) });
   // Only an opening can leave no approval, and an opening is never refused.
   if (handled.newState === null) throw new ToolplaneError('NOT_FOUND', `no approval ${approvalId}`);
+  // Here and only here: every command goes through this append, and a lost race appends nothing on its retry.
+  const decision = decisionOf(handled.newEvents, handled.newState);
+  if (decision !== undefined) runtime.onDecided(decision);
   return { approval: handled.newState, changed: handled.newEvents.length > 0 };
 }
 

@@ -16,6 +16,9 @@ export const webhookMaxDeliveries = 10;
 /** The wait before redelivering after the n-th failed delivery: exponential, then once a minute. */
 export const webhookRetryBackoffMs: readonly number[] = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000];
 
+/** How one delivery of a notification ended: the outcomes of the webhook delivery counter. */
+export type WebhookDeliveryOutcome = 'delivered' | 'retry' | 'given_up' | 'skipped';
+
 /** What delivering webhooks needs. */
 export interface ApprovalWebhookRuntime {
   readonly webhooks: ApprovalWebhooks;
@@ -24,6 +27,8 @@ export interface ApprovalWebhookRuntime {
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly post: (post: WebhookPost) => Promise<WebhookResponse>;
+  /** Hears how each delivery ended (skipped: nothing to send: no webhook there, nothing to notify, or expired). */
+  readonly onDelivery: (outcome: WebhookDeliveryOutcome) => void;
 }
 
 /**
@@ -35,16 +40,21 @@ export interface ApprovalWebhookRuntime {
 export async function notifyApprovalRequested(runtime: ApprovalWebhookRuntime, event: ApprovalRequested, delivery: Pick<DeliveryContext, 'subject' | 'signal' | 'deliveryCount'>): Promise<void> {
   const scope = scopeOfSubject(delivery.subject);
   const route = webhookRouteFor(runtime.webhooks, scope);
-  if (route === undefined) return;
+  if (route === undefined) {
+    runtime.onDelivery('skipped');
+    return;
+  }
   const approvalId = event.data.approvalId;
   const built = approvalRequestedNotification(event, scope, { consolePublicUrl: runtime.consolePublicUrl });
   if (built.kind === 'skip') {
     runtime.logger.debug({ tenant: scope.tenant, approvalId, reason: built.reason }, 'approval webhook not sent');
+    runtime.onDelivery('skipped');
     return;
   }
   const now = runtime.clock();
   if (expiredBeforeDelivery(built.notification, now)) {
     runtime.logger.info({ tenant: scope.tenant, approvalId, deliveries: delivery.deliveryCount }, 'approval webhook not sent: the approval expired before it could be delivered');
+    runtime.onDelivery('skipped');
     return;
   }
 
@@ -60,14 +70,17 @@ export async function notifyApprovalRequested(runtime: ApprovalWebhookRuntime, e
   switch (decision.kind) {
     case 'delivered':
       runtime.logger.debug({ tenant: scope.tenant, approvalId, deliveries: delivery.deliveryCount }, 'approval webhook delivered');
+      runtime.onDelivery('delivered');
       return;
     case 'give-up':
       runtime.logger.warn(
         { tenant: scope.tenant, workspace: scope.workspace, approvalId, status: decision.outcome, deliveries: delivery.deliveryCount },
         'approval webhook not delivered; giving up',
       );
+      runtime.onDelivery('given_up');
       return;
     case 'retry':
+      runtime.onDelivery('retry');
       throw new ToolplaneError('TEMPORARY_UNAVAILABLE', `the approval webhook receiver of tenant ${scope.tenant} did not take approval ${approvalId}: ${decision.outcome}`);
   }
 }

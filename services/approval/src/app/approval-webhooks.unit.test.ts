@@ -4,7 +4,7 @@ import type { Logger } from '@toolplane/service-kit';
 import type { WebhookPost } from '../adapters/webhook-sender.js';
 import type { WebhookResponse } from '../core/approval-webhook.js';
 import { WebhookSecret } from '../webhook-settings.js';
-import { notifyApprovalRequested, webhookMaxDeliveries, type ApprovalWebhookRuntime } from './approval-webhooks.js';
+import { notifyApprovalRequested, webhookMaxDeliveries, type ApprovalWebhookRuntime, type WebhookDeliveryOutcome } from './approval-webhooks.js';
 
 const secret = 'whsec_0123456789abcdefghijklmnopqrstuvwxyz';
 const scope = { tenant: 'acme', workspace: 'support' };
@@ -44,6 +44,7 @@ interface Logged {
 function harness(answers: WebhookResponse[], overrides: Partial<ApprovalWebhookRuntime> = {}) {
   const posts: WebhookPost[] = [];
   const logged: Logged[] = [];
+  const outcomes: WebhookDeliveryOutcome[] = [];
   const log = (level: string) => (fields: Record<string, unknown>, message: string) => logged.push({ level, fields, message });
   const logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } as unknown as Logger;
   let clock = new Date('2030-01-01T10:00:05.000Z');
@@ -57,20 +58,22 @@ function harness(answers: WebhookResponse[], overrides: Partial<ApprovalWebhookR
       posts.push(post);
       return Promise.resolve(answers.shift() ?? { status: 200 });
     },
+    onDelivery: (outcome) => outcomes.push(outcome),
     ...overrides,
   };
   const deliver = (deliveryCount: number, where = scope) =>
     notifyApprovalRequested(runtime, { ...event, metadata: { ...event.metadata, ...where } }, { subject: eventSubject(where, 'ApprovalRequested'), signal: new AbortController().signal, deliveryCount });
-  return { posts, logged, deliver, tick: (ms: number) => (clock = new Date(clock.getTime() + ms)) };
+  return { posts, logged, outcomes, deliver, tick: (ms: number) => (clock = new Date(clock.getTime() + ms)) };
 }
 
 describe('notifying a tenant of an approval request', () => {
   it('posts the signed body to the tenant’s receiver with the event id, and nothing to other tenants or workspaces', async () => {
-    const { posts, deliver } = harness([]);
+    const { posts, outcomes, deliver } = harness([]);
     await deliver(1);
     await deliver(1, { tenant: 'acme', workspace: 'sales' });
     await deliver(1, { tenant: 'globex', workspace: 'support' });
     expect(posts).toHaveLength(1);
+    expect(outcomes).toEqual(['delivered', 'skipped', 'skipped']);
     const [post] = posts;
     expect(post?.url).toBe('https://hooks.acme.example/tp?key=abc');
     expect(post?.timeoutMs).toBe(1_000);
@@ -80,7 +83,7 @@ describe('notifying a tenant of an approval request', () => {
   });
 
   it('asks for a redelivery (a retryable error) while deliveries are left, signing each attempt afresh', async () => {
-    const { posts, logged, deliver, tick } = harness([{ status: 500 }, { failure: 'request failed: ECONNREFUSED' }]);
+    const { posts, logged, outcomes, deliver, tick } = harness([{ status: 500 }, { failure: 'request failed: ECONNREFUSED' }]);
     const first = await deliver(1).catch((error: unknown) => error);
     tick(2_000);
     const second = await deliver(2).catch((error: unknown) => error);
@@ -94,12 +97,14 @@ describe('notifying a tenant of an approval request', () => {
     await deliver(3);
     expect(posts.map((post) => post.headers[WEBHOOK_ID_HEADER])).toEqual([event.metadata.eventId, event.metadata.eventId, event.metadata.eventId]);
     expect(posts[1]?.headers[WEBHOOK_SIGNATURE_HEADER]).toMatch(/^t=1893492007,/);
+    expect(outcomes).toEqual(['retry', 'retry', 'delivered']);
     expect(logged.filter((line) => line.level === 'warn')).toEqual([]);
   });
 
   it('gives up on the last delivery with one warning naming tenant, approval and status, never the secret, URL or body', async () => {
-    const { logged, deliver } = harness([{ status: 503 }]);
+    const { logged, outcomes, deliver } = harness([{ status: 503 }]);
     await expect(deliver(webhookMaxDeliveries)).resolves.toBeUndefined();
+    expect(outcomes).toEqual(['given_up']);
     const warnings = logged.filter((line) => line.level === 'warn');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.fields).toMatchObject({ tenant: 'acme', approvalId: event.data.approvalId, status: 'HTTP 503' });
@@ -108,9 +113,10 @@ describe('notifying a tenant of an approval request', () => {
   });
 
   it('sends nothing for an approval that expired before its delivery', async () => {
-    const { posts, deliver, tick } = harness([]);
+    const { posts, outcomes, deliver, tick } = harness([]);
     tick(10 * 60_000);
     await deliver(4);
     expect(posts).toEqual([]);
+    expect(outcomes).toEqual(['skipped']);
   });
 });

@@ -23,6 +23,7 @@ import { SESSION_COOKIE } from '../core/session-seal.js';
 import { signInPage } from '../core/sign-in-page.js';
 import { typedErrorOf, type TypedError } from '../core/typed-error.js';
 import type { Assets } from './assets.js';
+import type { ConsoleMetrics } from './console-metrics.js';
 
 /** The cookie holding the sign-in form's nonce (the pre-session double submit). */
 export const SIGN_IN_COOKIE = 'tp_signin';
@@ -44,6 +45,7 @@ export interface ConsoleRoutesOptions {
   /** Aborts when the console begins shutting down. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
+  readonly metrics: ConsoleMetrics;
 }
 
 type Form = URLSearchParams;
@@ -220,9 +222,11 @@ export function consoleRoutes(options: ConsoleRoutesOptions): HttpRouteHandler {
     const given = fieldOf(body.form, 'reason')?.trim();
     const reason = given === undefined || given === '' ? undefined : given;
     if (decision === 'reject' && reason === undefined) {
+      options.metrics.decided(decision, 'INVALID_ARGUMENT');
       return failurePage(res, viewer, 'Rejection not sent', { code: 'INVALID_ARGUMENT', message: 'a rejection needs a reason: the requester is told why' }, back);
     }
     const outcome = await decide(call, operator, approvalId, decision, reason, signal);
+    options.metrics.decided(decision, outcome.ok ? 'ok' : outcome.error.code);
     if (outcome.ok) {
       log.info({ approvalId, decision, principal: operator.claims.principal, state: outcome.approval.state }, 'decision sent');
       return redirect(res, `${sectionUrl(workspace, 'approvals')}?decided=${encodeURIComponent(approvalId)}`);

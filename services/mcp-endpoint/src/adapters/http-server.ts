@@ -11,6 +11,8 @@ import { allowedHosts, isLoopbackBind, originAllowed } from '../core/origin.js';
 import { resourceMetadata, resourceMetadataUrl, routeOf, type ToolSurface } from '../core/route.js';
 import type { TokenRateLimits } from '../app/token-rate-limits.js';
 import type { ToolListStreams } from '../app/tool-list-streams.js';
+import type { RequestOutcome } from '../core/request-outcome.js';
+import type { EndpointMetrics } from './endpoint-metrics.js';
 import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
 
 /** How the routes are set up. */
@@ -29,6 +31,7 @@ export interface EndpointRoutesOptions {
   /** Aborts when the endpoint begins shutting down: no new notification stream from then on. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
+  readonly metrics: EndpointMetrics;
 }
 
 /** The routes, and how they learn where they are served. */
@@ -79,16 +82,22 @@ export function challengeOf(refusal: Extract<Authentication, { ok: false }>, met
 /** The endpoint's routes; requests come only once the server listens, after `listening`. */
 export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   const log = options.logger;
+  const { metrics } = options;
+  // A request refused before its body is read has no method to count it under: `other`, with the refusal's code.
+  const refuse = (res: ServerResponse, outcome: RequestOutcome, status: number, code: number, message: string, headers: Record<string, string> = {}) => {
+    metrics.request('other', outcome);
+    sendRpcError(res, status, code, message, headers);
+  };
   // Known once the server listens (the port may be the system's choice); requests only come after that.
   const bound: { publicUrl: string; hosts: ReadonlySet<string> | undefined } = { publicUrl: '', hosts: undefined };
 
   const serveMcp = async (req: IncomingMessage, res: ServerResponse, scope: { tenant: string; workspace: string }, surface: ToolSurface) => {
     // DNS rebinding: a browser page of a foreign origin, or a host name that only resolves here by an attacker's DNS.
-    if (!originAllowed(headerOf(req, 'origin'), options.allowedOrigins)) return sendRpcError(res, 403, -32000, 'Forbidden: this Origin is not allowed');
-    if (bound.hosts !== undefined && !bound.hosts.has(headerOf(req, 'host') ?? '')) return sendRpcError(res, 403, -32000, 'Forbidden: this Host is not allowed');
+    if (!originAllowed(headerOf(req, 'origin'), options.allowedOrigins)) return refuse(res, 'AUTHORIZATION_DENIED', 403, -32000, 'Forbidden: this Origin is not allowed');
+    if (bound.hosts !== undefined && !bound.hosts.has(headerOf(req, 'host') ?? '')) return refuse(res, 'AUTHORIZATION_DENIED', 403, -32000, 'Forbidden: this Host is not allowed');
     if (req.method !== 'POST' && req.method !== 'GET') {
       // Stateless: no session to end (DELETE).
-      return sendRpcError(res, 405, -32000, 'Method not allowed: this endpoint answers POST and GET', { allow: 'GET, POST' });
+      return refuse(res, 'INVALID_ARGUMENT', 405, -32000, 'Method not allowed: this endpoint answers POST and GET', { allow: 'GET, POST' });
     }
 
     const metadataUrl = resourceMetadataUrl(bound.publicUrl, scope);
@@ -96,6 +105,7 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
     const auth = authenticated.ok ? { ...authenticated, caller: { ...authenticated.caller, surface } } : authenticated;
     if (!auth.ok) {
       log.info({ tenant: scope.tenant, workspace: scope.workspace, status: auth.status, reason: auth.description }, 'request refused');
+      metrics.request('other', auth.status === 403 ? 'AUTHORIZATION_DENIED' : 'AUTHENTICATION_FAILED');
       return sendJson(res, auth.status, { error: auth.error ?? 'unauthorized', error_description: auth.description }, { 'www-authenticate': challengeOf(auth, metadataUrl) });
     }
     // After authentication (an unauthenticated flood is refused above, cheaply) and before anything reaches NATS.
@@ -103,37 +113,38 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
     if (admission?.admitted === false) {
       const seconds = Math.ceil(admission.retryAfterMs / 1_000);
       log.info({ tenant: scope.tenant, workspace: scope.workspace, agentId: auth.caller.claims.agentId, retryAfterSeconds: seconds }, 'token over its rate limit');
-      return sendRpcError(res, 429, -32000, `Too many requests: this token's limit on this endpoint is reached; retry after ${seconds} s`, { 'retry-after': String(seconds) });
+      metrics.rateLimited();
+      return refuse(res, 'RATE_LIMITED', 429, -32000, `Too many requests: this token's limit on this endpoint is reached; retry after ${seconds} s`, { 'retry-after': String(seconds) });
     }
     if (req.method === 'GET') return serveStream(req, res, auth.caller);
 
     const declared = Number(headerOf(req, 'content-length') ?? '0');
     if (declared > options.maxBodyBytes) {
       res.setHeader('connection', 'close');
-      return sendRpcError(res, 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
+      return refuse(res, 'INVALID_ARGUMENT', 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
     }
     const raw = await readBounded(req, options.maxBodyBytes);
     if (raw === undefined) {
       res.setHeader('connection', 'close');
-      return sendRpcError(res, 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
+      return refuse(res, 'INVALID_ARGUMENT', 413, -32000, `Payload too large: the limit is ${options.maxBodyBytes} bytes`);
     }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      return sendRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
+      return refuse(res, 'INVALID_ARGUMENT', 400, -32700, 'Parse error: the body is not JSON');
     }
 
     const timeoutHeader = headerOf(req, MCP_TIMEOUT_HEADER);
     const headerTimeoutMs = timeoutHeader === undefined ? undefined : Number(timeoutHeader);
     if (headerTimeoutMs !== undefined && (!Number.isInteger(headerTimeoutMs) || headerTimeoutMs <= 0 || headerTimeoutMs > MAX_INVOCATION_TIMEOUT_MS)) {
-      return sendRpcError(res, 400, -32602, `Invalid ${MCP_TIMEOUT_HEADER}: a whole number of milliseconds from 1 to ${MAX_INVOCATION_TIMEOUT_MS}`);
+      return refuse(res, 'INVALID_ARGUMENT', 400, -32602, `Invalid ${MCP_TIMEOUT_HEADER}: a whole number of milliseconds from 1 to ${MAX_INVOCATION_TIMEOUT_MS}`);
     }
 
     // A session id without server state: it only scopes the keys derived from JSON-RPC ids, which every client
     // starts over with. Any replica accepts any session id; a client choosing its own only affects its own calls.
     let session = headerOf(req, 'mcp-session-id');
-    if (session !== undefined && !SESSION_ID.test(session)) return sendRpcError(res, 400, -32000, 'Bad Request: malformed Mcp-Session-Id');
+    if (session !== undefined && !SESSION_ID.test(session)) return refuse(res, 'INVALID_ARGUMENT', 400, -32000, 'Bad Request: malformed Mcp-Session-Id');
     if (isInitialize(body)) {
       session = randomUUID();
       res.setHeader('mcp-session-id', session);
@@ -146,9 +157,9 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   // The GET stream: kept open for server notifications (tools/list_changed) until the client leaves, the token
   // expires or the endpoint stops. Bounded per replica: past the bound, 503 (another replica may have room).
   const serveStream = async (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
-    if (options.signal.aborted || !options.streams.hasRoom()) return sendRpcError(res, 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
+    if (options.signal.aborted || !options.streams.hasRoom()) return refuse(res, 'TEMPORARY_UNAVAILABLE', 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
     // The SDK would answer this too, but only after the stream was counted and its tool set asked for.
-    if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return sendRpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return refuse(res, 'INVALID_ARGUMENT', 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     const stream = await openMcpStream(req, res, options.protocol);
     const unregister = options.streams.open(caller, { notify: () => stream.notifyToolsChanged(), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
     if (unregister === undefined) return stream.close();

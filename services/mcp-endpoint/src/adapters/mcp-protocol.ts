@@ -6,13 +6,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 /* eslint-enable no-restricted-imports */
 import { hasErrorCode, type JsonObject } from '@toolplane/contracts';
 import type { Caller } from '../app/authenticate.js';
 import { McpProtocolError, listFailureMessage, type GovernedTools } from '../app/governed-tools.js';
 import type { InFlightCalls } from '../app/in-flight-calls.js';
+import { outcomeOfResponse, rpcMessagesOf, type RequestOutcome } from '../core/request-outcome.js';
+import type { EndpointMetrics } from './endpoint-metrics.js';
 
 /** The protocol versions the endpoint speaks (the SDK's). */
 export const supportedProtocolVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
@@ -39,6 +41,28 @@ export interface McpProtocolDeps {
   readonly tools: GovernedTools;
   readonly inFlight: InFlightCalls;
   readonly onError: (error: Error) => void;
+  readonly metrics: Pick<EndpointMetrics, 'request'>;
+}
+
+/** The stateless transport, telling `onSend` of every message the server sends (the answers, already built). */
+class ObservedTransport extends StreamableHTTPServerTransport {
+  readonly #onSend: (message: JSONRPCMessage) => void;
+  constructor(options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0], onSend: (message: JSONRPCMessage) => void) {
+    super(options);
+    this.#onSend = onSend;
+  }
+  override send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    this.#onSend(message);
+    return super.send(message, options);
+  }
+}
+
+/** What a message that got no answer of its own counts as, from how the HTTP response ended. */
+function unansweredOutcome(status: number, fallback: RequestOutcome): RequestOutcome {
+  if (status >= 500) return 'INTERNAL';
+  // The SDK refused the request as a whole (a bad protocol version, Accept or Content-Type header).
+  if (status >= 400) return 'INVALID_ARGUMENT';
+  return fallback;
 }
 
 /**
@@ -101,10 +125,23 @@ export async function answerMcpPost(post: McpPost, deps: McpProtocolDeps): Promi
     }
   });
 
+  // Counted from the answers the SDK sends (its own refusals too, such as an unknown method), by the id they answer.
+  const { requests, notifications } = rpcMessagesOf(post.body);
+  const observe = (message: JSONRPCMessage) => {
+    const answered = outcomeOfResponse(message);
+    const method = answered === undefined ? undefined : requests.get(answered.id);
+    if (answered === undefined || method === undefined) return;
+    requests.delete(answered.id);
+    deps.metrics.request(method, answered.outcome);
+  };
   // JSON answers, not an SSE stream: a stateless endpoint sends nothing but the answer, and a JSON body is what an
   // HTTP retry or a proxy handles best.
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new ObservedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }, observe);
   post.res.on('close', () => {
+    // A request still unanswered when the response ends was cancelled (or the client left); notifications get none.
+    for (const method of requests.values()) deps.metrics.request(method, unansweredOutcome(post.res.statusCode, 'CANCELLED'));
+    for (const method of notifications) deps.metrics.request(method, unansweredOutcome(post.res.statusCode, 'ok'));
+    requests.clear();
     void transport.close().catch(deps.onError);
     void server.close().catch(deps.onError);
   });
