@@ -26,19 +26,22 @@ export interface ApprovalMetrics {
  * Declares the service's metrics. `approvals_pending` is counted from the read model at scrape time rather than
  * kept from events: every replica then reports the same number (the one count, not its own share), a restart
  * loses nothing, and approvals opened or decided by another replica are seen. Dashboards take `max` over
- * replicas, not `sum`. A count that fails (the store away) leaves the gauge out of that scrape, with a debug line.
+ * replicas, not `sum`. A count that fails (the store away) repeats the last count, with a debug line: a gauge
+ * without labels cannot be left out of a scrape (it would read 0, which says "nothing waits").
  */
 export function approvalMetrics(metrics: ServiceMetrics, options: { readonly approvals: StoreCollection<StoredApproval>; readonly signal: AbortSignal; readonly logger: Logger }): ApprovalMetrics {
+  let lastCount: number | undefined;
   metrics.gauge({
     name: 'approvals_pending',
     help: 'Approvals waiting for a decision, counted from the read model at scrape time (the same on every replica: take max, not sum).',
     labelNames: [],
     collect: async (set) => {
       try {
-        set({}, await countPendingApprovals(options.approvals, PENDING_COUNT_LIMIT, AbortSignal.any([options.signal, AbortSignal.timeout(PENDING_COUNT_TIMEOUT_MS)])));
+        lastCount = await countPendingApprovals(options.approvals, PENDING_COUNT_LIMIT, AbortSignal.any([options.signal, AbortSignal.timeout(PENDING_COUNT_TIMEOUT_MS)]));
       } catch (error) {
-        options.logger.debug({ err: error }, 'pending approvals could not be counted: the gauge is left out of this scrape');
+        options.logger.debug({ err: error }, 'pending approvals could not be counted: the gauge repeats the last count');
       }
+      if (lastCount !== undefined) set({}, lastCount);
     },
   });
   const decisions = metrics.histogram({
