@@ -174,11 +174,14 @@ describe('the tool adapter’s /metrics', () => {
   });
 
   it('shows the audit projector’s consumer draining the events the calls published', { timeout: 60_000 }, async () => {
-    const drained = await waitFor('the audit projector to have projected every event', async () => {
+    const events = { stream: streams.events.name };
+    // Delivered (pending 0) comes before acknowledged (ack-pending 0): the projector acks once its batch is written.
+    const drained = await waitFor('the audit projector to have projected and acknowledged every event', async () => {
       const samples = await scrape('audit-projector');
-      const pending = valuesOf(samples, 'toolplane_consumer_pending', { stream: streams.events.name });
-      return pending.length === 1 && pending[0] === 0 ? samples : undefined;
+      const settled = [...valuesOf(samples, 'toolplane_consumer_pending', events), ...valuesOf(samples, 'toolplane_consumer_ack_pending', events)];
+      return settled.length === 2 && settled.every((value) => value === 0) ? samples : undefined;
     });
-    expect(valuesOf(drained, 'toolplane_consumer_ack_pending', { stream: streams.events.name })).toEqual([0]);
+    expect(valuesOf(drained, 'toolplane_consumer_redelivered', events)).toHaveLength(1);
+    expect(drained.find((s) => s.name === 'toolplane_consumer_pending')?.labels['service']).toBe('audit-projector');
   });
 });
