@@ -26,6 +26,7 @@ import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair 
 import { connectMessaging, consumerProgress, publish, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { eventually, startLocalServers, type LocalServers } from '@toolplane/testing';
+import { scrapeCounters } from '@toolplane/testing/bench';
 import { approvalConsumers, approvalService } from '../src/mod.js';
 
 const acmeSecret = `acme-${randomUUID()}-${randomUUID()}`;
@@ -175,6 +176,15 @@ async function webhooksSettled(seq: number): Promise<void> {
   }, 20_000);
 }
 
+/** The webhook deliveries counted by outcome, summed over the replicas. */
+async function deliveriesCounted(): Promise<Record<string, number>> {
+  const total: Record<string, number> = {};
+  for (const replica of replicas) {
+    for (const [outcome, count] of await scrapeCounters(`http://127.0.0.1:${replica.port}/metrics`, 'toolplane_approval_webhook_deliveries_total', 'outcome')) total[outcome] = (total[outcome] ?? 0) + count;
+  }
+  return total;
+}
+
 describe('the approval-requested webhook', () => {
   it('POSTs the signed notification, with no summary or arguments, to the tenant’s receiver', async () => {
     const where = { tenant: 'acme', workspace: `w_${randomUUID().slice(0, 8)}` };
@@ -238,6 +248,8 @@ describe('the approval-requested webhook', () => {
   });
 
   it('sends nothing for a tenant without a webhook, nor for a workspace its tenant does not list', async () => {
+    // The test before waited for its deliveries to settle: nothing else is counted meanwhile.
+    const before = await deliveriesCounted();
     const unhooked = await requestApproval({ tenant: 'initech', workspace: `w_${randomUUID().slice(0, 8)}` });
     const unlisted = await requestApproval({ tenant: 'globex', workspace: `w_${randomUUID().slice(0, 8)}` });
     const listed = await requestApproval({ tenant: 'globex', workspace: 'listed' });
@@ -248,5 +260,8 @@ describe('the approval-requested webhook', () => {
     const [delivery] = requestsFor(listed.event.data.approvalId);
     expect(delivery?.path).toBe('/hooks/globex');
     if (delivery) verifySignature(delivery, globexSecret);
+    const after = await deliveriesCounted();
+    const moved = Object.fromEntries(Object.entries(after).flatMap(([outcome, count]) => (count === (before[outcome] ?? 0) ? [] : [[outcome, count - (before[outcome] ?? 0)]])));
+    expect(moved).toEqual({ skipped: 2, delivered: 1 });
   });
 });
