@@ -239,6 +239,13 @@ async function pendingGauges(): Promise<(number | undefined)[]> {
 
 const pendingInReadModel = () => collection.raw.countDocuments({ state: 'Pending' });
 
+const decisionsCounted = () => acrossReplicas('toolplane_approval_decision_seconds_count', 'outcome');
+
+/** What the time-to-decision histogram counted since `before`, by outcome, without the outcomes that did not move. */
+async function decisionsSince(before: Map<string, number>): Promise<Record<string, number>> {
+  return Object.fromEntries([...counterDelta(before, await decisionsCounted())].filter(([, count]) => count !== 0));
+}
+
 /** Grants an approval through the CLI and waits until ApprovalGranted is out. */
 async function grant(where: Scope, event: ApprovalRequested): Promise<void> {
   await appeared(event);
@@ -358,6 +365,7 @@ describe('approval service, two replicas', () => {
 
   it('expires undecided approvals with both sweepers running: exactly one ApprovalExpired each', async () => {
     const where = freshScope();
+    const counted = await decisionsCounted();
     const events = await Promise.all([0, 1, 2].map(() => requestApproval(where, { expiresInMs: 1_500 })));
     for (const event of events) {
       const document = await settled(event.data.approvalId, 'Expired');
@@ -365,6 +373,8 @@ describe('approval service, two replicas', () => {
       expect(await appends(event.data.approvalId)).toBe(2);
     }
     expect(await eventCount(where, 'ApprovalExpired')).toBe(events.length);
+    // Two sweepers raced for each: the one append that won is the one decision timed.
+    expect(await decisionsSince(counted)).toEqual({ expired: 3 });
     const expired = await lastEvent(where, 'ApprovalExpired');
     expect(events.map((event) => approvalEventId(event.data.approvalId, 'ApprovalExpired'))).toContain(expired.metadata.eventId);
 
@@ -440,6 +450,7 @@ describe('approval service, two replicas', () => {
 
   it('voids pending and granted approvals when the registry suspends or retires their tool version', async () => {
     const where = freshScope();
+    const counted = await decisionsCounted();
     const pendingOne = await requestApproval(where, { toolVersion: '1.2.0' });
     const grantedOne = await requestApproval(where, { toolVersion: '1.2.0' });
     const otherVersion = await requestApproval(where, { toolVersion: '1.1.0' });
@@ -466,6 +477,8 @@ describe('approval service, two replicas', () => {
     expect(await settled(grantedOne.data.approvalId, 'Voided')).toMatchObject({ voidReason: 'Superseded' });
     expect(await settled(suspended.data.approvalId, 'Voided')).toMatchObject({ voidReason: 'DefinitionChanged' });
     expect(await eventCount(where, 'ApprovalVoided')).toBe(3);
+    // Voiding the granted one is no second decision: two voided from Pending, one granted.
+    expect(await decisionsSince(counted)).toEqual({ granted: 1, voided: 2 });
     const voided = (await lastEvent(where, 'ApprovalVoided')) as Extract<ApprovalOutcomeEvent, { type: 'ApprovalVoided' }>;
     expect([retired.metadata.eventId, changed.metadata.eventId]).toContain(voided.metadata.causationId);
 
@@ -522,7 +535,7 @@ describe('approval service, two replicas', () => {
 
   it('times each decision once (whichever replica made it), counts pending approvals from the read model on every replica alike, and counts skipped webhooks', async () => {
     const where = freshScope();
-    const decisionsBefore = await acrossReplicas('toolplane_approval_decision_seconds_count', 'outcome');
+    const decisionsBefore = await decisionsCounted();
     const webhooksBefore = await acrossReplicas('toolplane_approval_webhook_deliveries_total', 'outcome');
     const pendingBefore = await pendingInReadModel();
     const toGrant = await requestApproval(where);
@@ -539,8 +552,7 @@ describe('approval service, two replicas', () => {
     expect((await cli(where, ['approvals', 'approve', toGrant.data.approvalId], { TOOLPLANE_TOKEN: await operatorToken(where) })).code).toBe(0);
     expect(await consume(where, { approvalId: toGrant.data.approvalId, requestHash: hash('a'), toolVersion: '1.2.0' })).toMatchObject({ approval: { state: 'Consumed' } });
 
-    const decided = counterDelta(decisionsBefore, await acrossReplicas('toolplane_approval_decision_seconds_count', 'outcome'));
-    expect(Object.fromEntries([...decided].filter(([, count]) => count !== 0))).toEqual({ granted: 1, rejected: 1 });
+    expect(await decisionsSince(decisionsBefore)).toEqual({ granted: 1, rejected: 1 });
     expect(await pendingGauges()).toEqual([pendingBefore, pendingBefore]);
     // No tenant has a webhook here: each request is skipped once, on whichever replica took it.
     const webhooks = await waitFor('both webhook deliveries skipped', async () => {
