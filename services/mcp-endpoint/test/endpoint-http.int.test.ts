@@ -220,7 +220,7 @@ describe('the per-token rate limit', () => {
       expect(await unknown.json()).toMatchObject({ id: 7, error: { code: -32601 } });
       expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, authorization: `Bearer ${third}` }, target)).status).toBe(202);
 
-      // Exactly what was asked, by method and outcome; the refusals before a body was read under `other`.
+      // Exactly what was asked, by method and outcome; the HTTP refusals, and the method the endpoint does not serve, under `other`.
       expect(await samplesOf(limited.url, 'toolplane_mcp_rate_limited_total')).toEqual({ '': 1 });
       expect(await samplesOf(limited.url, 'toolplane_mcp_requests_total')).toEqual({
         'method=ping,outcome=ok': 3,

@@ -5,7 +5,7 @@ import type { McpMethodLabel, RequestOutcome } from '../core/request-outcome.js'
 
 /** What the HTTP routes and the protocol adapter report into. */
 export interface EndpointMetrics {
-  /** One JSON-RPC message answered (or refused before its body was read: method `other`). */
+  /** One JSON-RPC message answered (or an HTTP request refused before the SDK saw its messages: method `other`). */
   readonly request: (method: McpMethodLabel, outcome: RequestOutcome) => void;
   /** One request refused by the per-token rate limit. */
   readonly rateLimited: () => void;
@@ -15,7 +15,7 @@ export interface EndpointMetrics {
 export function endpointMetrics(metrics: ServiceMetrics, openStreams: () => number): EndpointMetrics {
   const requests = metrics.counter({
     name: 'mcp_requests_total',
-    help: 'JSON-RPC messages to the MCP endpoint by method (a closed list, else other) and outcome (ok or the taxonomy code); requests refused before their body was read count under method other.',
+    help: 'JSON-RPC messages to the MCP endpoint by method (a closed list, else other) and outcome (ok or the taxonomy code); HTTP requests refused before the SDK saw their messages count once under method other.',
     labelNames: ['method', 'outcome'],
   });
   metrics.gauge({

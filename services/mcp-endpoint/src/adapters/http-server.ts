@@ -83,7 +83,8 @@ export function challengeOf(refusal: Extract<Authentication, { ok: false }>, met
 export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   const log = options.logger;
   const { metrics } = options;
-  // A request refused before its body is read has no method to count it under: `other`, with the refusal's code.
+  // A request the HTTP layer refuses before the SDK sees any of its messages has no method to count it under: `other`,
+  // with the refusal's code.
   const refuse = (res: ServerResponse, outcome: RequestOutcome, status: number, code: number, message: string, headers: Record<string, string> = {}) => {
     metrics.request('other', outcome);
     sendRpcError(res, status, code, message, headers);
