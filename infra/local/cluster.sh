@@ -89,7 +89,7 @@ start() {
       TP_MONITOR_PORT="${monitor_ports[$i]}" TP_STORE_DIR="$dir/${names[$i]}" \
       TP_ROUTE_1="nats-route://127.0.0.1:${route_ports[0]}" TP_ROUTE_2="nats-route://127.0.0.1:${route_ports[1]}" \
       TP_ROUTE_3="nats-route://127.0.0.1:${route_ports[2]}" \
-      nohup "$bin" -c "$conf" >"$dir/${names[$i]}.log" 2>&1 &
+      nohup "$bin" -c "$conf" </dev/null >"$dir/${names[$i]}.log" 2>&1 &
     echo "${names[$i]} $! ${client_ports[$i]} ${route_ports[$i]} ${monitor_ports[$i]}" >>"$nodes.new"
   done
   mv "$nodes.new" "$nodes"

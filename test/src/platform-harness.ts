@@ -174,13 +174,17 @@ export interface PlatformOptions {
   readonly flowRunners?: number;
   /** Settings of a service's first start only (failpoints, for instance): a restart runs without them. */
   readonly firstStartEnv?: Partial<Record<PlatformService, Record<string, string>>>;
+  /** A NATS the caller started and stops (a cluster, say) instead of a private nats-server: the services' NATS_URL. */
+  readonly natsUrl?: string;
+  /** Settings of every service process, at every start (NATS_STREAM_REPLICAS on a cluster, for instance). */
+  readonly env?: Record<string, string>;
 }
 
 /** Starts the five pipeline services for one fresh tenant and workspace and waits until each is ready. */
 export async function startPlatform(infra: TestScope, label: string, options: PlatformOptions = {}): Promise<Platform> {
   const replicas = options.replicas ?? 1;
   const dir = await mkdtemp(path.join(tmpdir(), `e2e-${label}-`));
-  const nats = await startPrivateNats(dir);
+  const nats = options.natsUrl === undefined ? await startPrivateNats(dir) : { url: options.natsUrl, stop: () => Promise.resolve() };
   const scope: Scope = { tenant: uniqueName(`t_${label}`), workspace: 'main' };
   const agentKey: SigningKeyPair = await generateSigningKeyPair(`${label}-agents-1`);
   const operatorKey: SigningKeyPair = await generateSigningKeyPair(`${label}-operators-1`);
@@ -200,6 +204,7 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'info',
     SHUTDOWN_TIMEOUT_MS: '5000',
     TOOLPLANE_TRUSTED_KEYS: trustedKeys,
+    ...options.env,
   };
   const own: Record<PlatformService, Record<string, string>> = {
     registry: {},
