@@ -25,7 +25,7 @@ import {
   type TenantPolicyInput,
 } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
-import { connectMessaging, ensureStream, publish } from '@toolplane/messaging';
+import { connectMessaging, ensureStream, openKv, publish } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
 import { agent, pipelineServices, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
@@ -227,10 +227,32 @@ describe('a three-node cluster', () => {
     const single = await connectMessaging({ url: natsUrl, name: 'cluster-e2e-r1' });
     try {
       await expect(ensureStream(single, streams.events)).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('has 3 replicas and is declared with 1') as unknown });
+      await expect(openKv(single, { name: 'TOOL_ADAPTER_TENANT_POLICIES' }, LifecycleEvent)).rejects.toMatchObject({ code: 'CONFLICT' });
     } finally {
       await single.close();
     }
     expect((await manager.streams.info(streams.events.name)).config.num_replicas).toBe(3);
+  });
+
+  it('scales a stream and a bucket made with one replica up to three when they are declared with three', { timeout: 60_000 }, async () => {
+    const name = `SCALE_${randomUUID().slice(0, 8)}`;
+    const spec = { name, subjects: [`scale.${name}.>`], retention: 'limits', storage: 'file' } as const;
+    const [single, triple] = await Promise.all([
+      connectMessaging({ url: natsUrl, name: 'cluster-e2e-r1' }),
+      connectMessaging({ url: natsUrl, name: 'cluster-e2e-r3', streamReplicas: 3 }),
+    ]);
+    try {
+      expect(await ensureStream(single, spec)).toEqual({ action: 'created', changed: [] });
+      await openKv(single, { name }, LifecycleEvent);
+      expect((await triple.manager.streams.info(name)).config.num_replicas).toBe(1);
+      expect(await ensureStream(triple, spec)).toEqual({ action: 'updated', changed: ['num_replicas'] });
+      await openKv(triple, { name }, LifecycleEvent);
+      expect((await triple.manager.streams.info(name)).config.num_replicas).toBe(3);
+      expect((await triple.manager.streams.info(`KV_${name}`)).config.num_replicas).toBe(3);
+    } finally {
+      // The streams stay: the cluster and its data are thrown away after this file.
+      await Promise.all([single.close(), triple.close()]);
+    }
   });
 
   it('loses no acknowledged call or event when the node leading TOOLPLANE_EVENTS is killed under load', { timeout: 180_000 }, async () => {
