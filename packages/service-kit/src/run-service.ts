@@ -117,6 +117,7 @@ async function startWith<C extends StorelessServiceConfig>(
     messaging = await connectMessaging({
       url: config.NATS_URL,
       name: `toolplane-${definition.name}`,
+      streamReplicas: config.NATS_STREAM_REPLICAS,
       ...(config.NATS_INBOX_PREFIX === undefined ? {} : { inboxPrefix: config.NATS_INBOX_PREFIX }),
       onStatus: (status) => natsLog.info({ status }, `nats ${status.type}`),
     });
