@@ -12,7 +12,7 @@ import { runCli, type CliIo } from '@toolplane/cli';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
 import { startConsole, type HttpProcess } from './http-process.js';
-import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
 const infra = testScope('console');
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -31,20 +31,11 @@ const reader = { principal: 'user:carol@e2e.example', roles: [] as string[] };
 const requester = { principal: agent.principal, roles: ['approver'] };
 type Who = { readonly principal: string; readonly roles: readonly string[] };
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  approvalRequiredClasses: ['WRITE', 'DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
-  rateLimits: [],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
+const policy: TenantPolicyInput = e2eTenantPolicy({
+  gateWrites: true,
   // A field only this tenant calls sensitive, redacted beside the well-known credential names.
   sensitiveArgumentFields: ['customerEmail'],
-};
+});
 
 let platform: Platform;
 let consoleApp: HttpProcess;

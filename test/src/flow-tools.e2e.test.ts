@@ -26,7 +26,7 @@ import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
 import { connectMcp } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 import { startHttpProcess } from './http-process.js';
 import type { ServiceProcess } from './service-process.js';
 
@@ -35,20 +35,8 @@ let platform: Platform;
 let client: ToolplaneClient;
 let memoryFile: string;
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  // WRITE runs ungated (the crash tests count its executions); DESTRUCTIVE waits for a human.
-  approvalRequiredClasses: ['DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
-  rateLimits: [],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+// WRITE runs ungated (the crash tests count its executions); DESTRUCTIVE waits for a human.
+const policy: TenantPolicyInput = e2eTenantPolicy({ gateWrites: false });
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 const write = ['--effect', 'write', '--risk', 'medium', '--idempotency', 'none'];

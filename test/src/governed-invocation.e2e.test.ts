@@ -6,26 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalCommandSchemas, auditCommandSchemas, verifyReceipt, type ApprovalRequested, type InvocationReceived, type InvocationReply, type TenantPolicyInput, type ToolCallStarted } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type EventRecorder, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, operator, registerServer, startPlatform, waitFor, waitForTools, type EventRecorder, type Platform } from './platform-harness.js';
 
 const infra = testScope('governed');
 let platform: Platform;
 let killableServerId: string;
 
-const basePolicy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  // WRITE is gated here (the default policy gates only the classes above it).
-  approvalRequiredClasses: ['WRITE', 'DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
+// WRITE is gated here (the default policy gates only the classes above it).
+const basePolicy: TenantPolicyInput = e2eTenantPolicy({
+  gateWrites: true,
   rateLimits: [{ tools: 'limited.*', per: 'TOOL', limit: 1, windowMs: 86_400_000 }],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+});
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 

@@ -8,7 +8,7 @@ import { generateSigningKeyPair, issueToken } from '@toolplane/auth';
 import { connectMcp, type McpSession } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, operator, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 import { startHttpProcess } from './http-process.js';
 import type { ServiceProcess } from './service-process.js';
 
@@ -19,20 +19,8 @@ let endpoints: { readonly service: ServiceProcess; readonly base: string }[] = [
 let base: string;
 let killableServerId: string;
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  // WRITE runs ungated here (the retry test counts its executions); DESTRUCTIVE waits for a human.
-  approvalRequiredClasses: ['DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
-  rateLimits: [],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+// WRITE runs ungated here (the retry test counts its executions); DESTRUCTIVE waits for a human.
+const policy: TenantPolicyInput = e2eTenantPolicy({ gateWrites: false });
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 

@@ -7,25 +7,16 @@ import { streams, type ApprovalRequested, type InvocationReply, type TenantPolic
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
 import { toolAdapterConsumers } from '@toolplane/tool-adapter';
-import { agent, registerServer, startPlatform, waitFor, waitForTools, type Platform, type PlatformService } from './platform-harness.js';
+import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform, type PlatformService } from './platform-harness.js';
 
 const infra = testScope('metrics');
 let platform: Platform;
 let fixtureServerId: string;
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  approvalRequiredClasses: ['WRITE', 'DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
+const policy: TenantPolicyInput = e2eTenantPolicy({
+  gateWrites: true,
   rateLimits: [{ tools: 'limited.*', per: 'TOOL', limit: 1, windowMs: 86_400_000 }],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+});
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 

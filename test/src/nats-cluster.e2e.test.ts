@@ -27,27 +27,15 @@ import {
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { connectMessaging, ensureStream, openKv, publish } from '@toolplane/messaging';
 import { testScope } from '@toolplane/testing';
-import { agent, pipelineServices, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, pipelineServices, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const clusterScript = path.join(repoRoot, 'infra/local/cluster.sh');
 const infra = testScope('cluster');
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  // WRITE runs without approval here: the load is a WRITE tool's calls.
-  approvalRequiredClasses: ['DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
-  rateLimits: [],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+// WRITE runs without approval here: the load is a WRITE tool's calls.
+const policy: TenantPolicyInput = e2eTenantPolicy({ gateWrites: false });
 
 interface ClusterNode {
   readonly name: string;

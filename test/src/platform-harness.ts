@@ -108,6 +108,35 @@ export interface Platform {
 }
 
 /** An invocation request without the parts the harness fills in (context token, correlation id, reply inbox). */
+/** What an e2e test's tenant policy changes from {@link e2eTenantPolicy}'s. */
+export interface E2ePolicyOptions {
+  /** Whether WRITE calls wait for an approval too (tests that count a WRITE tool's executions leave it ungated). */
+  readonly gateWrites: boolean;
+  readonly rateLimits?: TenantPolicyInput['rateLimits'];
+  readonly sensitiveArgumentFields?: readonly string[];
+}
+
+/**
+ * The tenant policy the e2e tests install: nothing denied, every class above WRITE waits for an approver (role
+ * `approver`), WRITE too when `gateWrites`, no direct principal calls.
+ */
+export function e2eTenantPolicy(options: E2ePolicyOptions): TenantPolicyInput {
+  const gatedAboveWrite = ['DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'] as const;
+  return {
+    deniedSideEffectClasses: [],
+    approvalRequiredClasses: options.gateWrites ? ['WRITE', ...gatedAboveWrite] : [...gatedAboveWrite],
+    approvers: { roles: ['approver'], principals: [] },
+    approvalTtlMs: 600_000,
+    rateLimits: [...(options.rateLimits ?? [])],
+    killSwitches: [],
+    environments: [],
+    classRaises: [],
+    commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
+    allowDirectPrincipalCalls: false,
+    sensitiveArgumentFields: [...(options.sensitiveArgumentFields ?? [])],
+  };
+}
+
 export type InvocationBody = Omit<InvocationRequest, 'contextToken' | 'correlationId' | 'replyInbox'> & {
   contextToken?: string;
   correlationId?: string;

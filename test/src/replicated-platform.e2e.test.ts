@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { approvalCommandSchemas, auditCommandSchemas, type ApprovalRequested, type InvocationReply, type TenantPolicyInput } from '@toolplane/contracts';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
 const infra = testScope('replicated');
 const started: Platform[] = [];
@@ -22,20 +22,11 @@ const writeCopies = 4;
 const limitedCalls = 5;
 const rateLimit = 3;
 
-const policy: TenantPolicyInput = {
-  deniedSideEffectClasses: [],
-  // WRITE runs without approval here; DESTRUCTIVE is gated.
-  approvalRequiredClasses: ['DESTRUCTIVE', 'EXTERNAL_COMMUNICATION', 'CODE_EXECUTION', 'PRIVILEGED'],
-  approvers: { roles: ['approver'], principals: [] },
-  approvalTtlMs: 600_000,
+// WRITE runs without approval here; DESTRUCTIVE is gated.
+const policy: TenantPolicyInput = e2eTenantPolicy({
+  gateWrites: false,
   rateLimits: [{ tools: 'limited.*', per: 'TOOL', limit: rateLimit, windowMs: 86_400_000 }],
-  killSwitches: [],
-  environments: [],
-  classRaises: [],
-  commands: { block: [], onBlocked: 'DENY', escalateTo: 'PRIVILEGED' },
-  allowDirectPrincipalCalls: false,
-  sensitiveArgumentFields: [],
-};
+});
 
 /** What one run of the script observed, in a form two runs can be compared in. */
 interface Observed {
