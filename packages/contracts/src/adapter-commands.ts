@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { InvocationResult } from './invocation-result.js';
-import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, TenantPolicy } from './policy.js';
+import { RiskClass, SideEffectClass } from './classification.js';
+import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, PolicyBundle, PolicyBundleName, PublicationConflict, TenantPolicy } from './policy.js';
 import { ExternalId, IdempotencyKey, InvocationId, JsonObject, ToolCallId, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { InvocationState } from './states.js';
 
 // Request/reply contracts of the tool adapter (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`). Scope comes
 // from the subject, never from a body. Agent runtimes (effectiveTools, lookupInvocation) send their signed context
 // token in the body, as they do with invocation requests; humans (reconcile and the policy operations) send an
-// operator token in the AUTHORIZATION_HEADER (`Bearer <token>`).
+// operator token in the AUTHORIZATION_HEADER (`Bearer <token>`). checkPolicyBundle and checkToolPublication answer
+// the registry (service to service, like its getServer for the adapter).
 
 /** The tool adapter's request/reply operations, as they appear in command subjects. */
 export const adapterOperations = {
@@ -22,9 +24,15 @@ export const adapterOperations = {
   putTenantPolicy: 'putTenantPolicy',
   receiptKeys: 'receiptKeys',
   inspectInvocation: 'inspectInvocation',
+  getPolicyBundle: 'getPolicyBundle',
+  listPolicyBundles: 'listPolicyBundles',
+  putPolicyBundle: 'putPolicyBundle',
+  deletePolicyBundle: 'deletePolicyBundle',
+  checkPolicyBundle: 'checkPolicyBundle',
+  checkToolPublication: 'checkToolPublication',
 } as const;
 
-/** The role an operator token must carry to change agent profiles and the tenant policy, and to reconcile calls. */
+/** The role an operator token must carry to change agent profiles, the tenant policy and policy bundles, and to reconcile calls. */
 export const POLICY_ADMIN_ROLE = 'policy-admin';
 
 const contextToken = z
@@ -130,6 +138,59 @@ export const PutTenantPolicyRequest = z
   .meta({ description: 'Creates or replaces the policy of the subject’s tenant (all its workspaces).' });
 export type PutTenantPolicyRequest = z.infer<typeof PutTenantPolicyRequest>;
 
+/** What an operator writes of a policy bundle; the tenant, author, time and version are the adapter's. */
+export const PolicyBundleInput = PolicyBundle.omit({ tenant: true, updatedBy: true, updatedAt: true, version: true }).strict();
+export type PolicyBundleInput = z.infer<typeof PolicyBundleInput>;
+
+export const GetPolicyBundleRequest = z.strictObject({ name: PolicyBundleName });
+export type GetPolicyBundleRequest = z.infer<typeof GetPolicyBundleRequest>;
+
+export const PolicyBundleReply = z.strictObject({ bundle: PolicyBundle });
+export type PolicyBundleReply = z.infer<typeof PolicyBundleReply>;
+
+export const ListPolicyBundlesRequest = z.strictObject({
+  limit: z.number().int().min(1).max(200).default(50),
+  /** The `next` of the previous page. */
+  after: z.string().min(1).max(2048).optional(),
+});
+export type ListPolicyBundlesRequest = z.infer<typeof ListPolicyBundlesRequest>;
+
+export const ListPolicyBundlesReply = z.strictObject({ items: z.array(PolicyBundle), next: z.string().nullable() });
+export type ListPolicyBundlesReply = z.infer<typeof ListPolicyBundlesReply>;
+
+export const PutPolicyBundleRequest = z
+  .strictObject({ bundle: PolicyBundleInput, expectedVersion: ExpectedVersion.optional() })
+  .meta({ description: 'Creates or replaces a policy bundle of the subject’s tenant, applied to calls through every server naming it.' });
+export type PutPolicyBundleRequest = z.infer<typeof PutPolicyBundleRequest>;
+
+export const DeletePolicyBundleRequest = z.strictObject({ name: PolicyBundleName, expectedVersion: ExpectedVersion.optional() });
+export type DeletePolicyBundleRequest = z.infer<typeof DeletePolicyBundleRequest>;
+
+export const DeletePolicyBundleReply = z.strictObject({ name: PolicyBundleName, deleted: z.boolean() });
+export type DeletePolicyBundleReply = z.infer<typeof DeletePolicyBundleReply>;
+
+/**
+ * Service to service (the registry, before it registers a server): whether calls through a server naming this bundle
+ * could be governed. `default` always can (no stored bundle adds no rules); any other name only while it is stored.
+ */
+export const CheckPolicyBundleRequest = z.strictObject({ name: PolicyBundleName });
+export type CheckPolicyBundleRequest = z.infer<typeof CheckPolicyBundleRequest>;
+
+export const CheckPolicyBundleReply = z.strictObject({ name: PolicyBundleName, exists: z.boolean(), version: z.number().int().positive().optional() });
+export type CheckPolicyBundleReply = z.infer<typeof CheckPolicyBundleReply>;
+
+/**
+ * Service to service (the registry, after a bind): the agent profiles of the subject's workspace that list the tool
+ * (allowedTools matches it, deniedTools does not) but may not use it at this class and risk (model rule D21).
+ */
+export const CheckToolPublicationRequest = z
+  .strictObject({ toolId: ToolId, sideEffectClass: SideEffectClass, riskClass: RiskClass })
+  .meta({ description: 'Finds the agent profiles that list a tool but whose class or risk ceiling it exceeds.' });
+export type CheckToolPublicationRequest = z.infer<typeof CheckToolPublicationRequest>;
+
+export const CheckToolPublicationReply = z.strictObject({ conflicts: z.array(PublicationConflict).max(4096) });
+export type CheckToolPublicationReply = z.infer<typeof CheckToolPublicationReply>;
+
 /** The most characters of an argument preview (`InspectInvocationReply.arguments.text`); longer previews are cut. */
 export const ARGUMENT_PREVIEW_MAX_CHARS = 8192;
 
@@ -221,4 +282,10 @@ export const adapterCommandSchemas = {
   putTenantPolicy: { request: PutTenantPolicyRequest, reply: TenantPolicyReply },
   receiptKeys: { request: ReceiptKeysRequest, reply: ReceiptKeySet },
   inspectInvocation: { request: InspectInvocationRequest, reply: InspectInvocationReply },
+  getPolicyBundle: { request: GetPolicyBundleRequest, reply: PolicyBundleReply },
+  listPolicyBundles: { request: ListPolicyBundlesRequest, reply: ListPolicyBundlesReply },
+  putPolicyBundle: { request: PutPolicyBundleRequest, reply: PolicyBundleReply },
+  deletePolicyBundle: { request: DeletePolicyBundleRequest, reply: DeletePolicyBundleReply },
+  checkPolicyBundle: { request: CheckPolicyBundleRequest, reply: CheckPolicyBundleReply },
+  checkToolPublication: { request: CheckToolPublicationRequest, reply: CheckToolPublicationReply },
 } as const satisfies Record<keyof typeof adapterOperations, { request: z.ZodType; reply: z.ZodType }>;

@@ -17,3 +17,11 @@ export const tenantPolicyBucketSettings = {
   history: 1,
   storage: 'file',
 } as const;
+
+/** One entry per policy bundle of a tenant, `{tenant}.{b64url(name)}`; applied to calls through the servers naming it. */
+export const policyBundleBucketSettings = {
+  name: 'TOOL_ADAPTER_POLICY_BUNDLES',
+  description: 'Policy bundles by tenant and name, applied to calls through servers naming them; written by the tool adapter.',
+  history: 1,
+  storage: 'file',
+} as const;

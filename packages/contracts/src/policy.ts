@@ -157,6 +157,44 @@ export const TenantPolicy = z.object({
 });
 export type TenantPolicy = z.infer<typeof TenantPolicy>;
 
+/** The policy bundle a server names by default: with none stored under that name it adds no rules. */
+export const DEFAULT_POLICY_BUNDLE = 'default';
+
+/** The name of a policy bundle, as a server's `governancePolicyRef` spells it. */
+export const PolicyBundleName = ExternalId;
+export type PolicyBundleName = z.infer<typeof PolicyBundleName>;
+
+/**
+ * A named set of rules in the tenant policy's language (one document per tenant and name), applied to every call
+ * through a server whose `governancePolicyRef` names it, in addition to the agent's profile and the tenant policy:
+ * the strictest outcome wins, and every reason it causes names it. Approvers, approval lifetimes, kill switches and
+ * environments stay the tenant policy's: a bundle can only add denials, approvals, raises and limits.
+ */
+export const PolicyBundle = z.object({
+  tenant: TenantId,
+  name: PolicyBundleName,
+  description: z.string().max(2000).optional(),
+  /** Calls whose effective class is one of these are denied. */
+  deniedSideEffectClasses: z.array(SideEffectClass).max(6),
+  /** Calls whose effective class is one of these need an approval (decided by the tenant policy's approvers). */
+  approvalRequiredClasses: z.array(SideEffectClass).max(6),
+  /** Calls of tools at or above this risk class need an approval. */
+  approvalRiskThreshold: RiskClass.optional(),
+  /** Tools above this risk class are denied. */
+  maxRiskClass: RiskClass.optional(),
+  /** Counted apart from the tenant policy's limits, per bundle. */
+  rateLimits: z.array(RateLimitRule).max(64),
+  /** Raises of the effective class of the tools a pattern matches; every other rule then sees the raised class. */
+  classRaises: z.array(ClassRaise).max(256),
+  /** Command rules for shell-like tools, checked besides the tenant policy's and the descriptor's. */
+  commands: CommandRules,
+  updatedBy: PrincipalId,
+  updatedAt: IsoDateTime,
+  /** Incremented by every change; the compare-and-set guard. */
+  version: z.number().int().positive(),
+});
+export type PolicyBundle = z.infer<typeof PolicyBundle>;
+
 /** The outcome of a policy evaluation. */
 export const PolicyEffect = z.enum(['allow', 'deny', 'approval_required']);
 export type PolicyEffect = z.infer<typeof PolicyEffect>;
@@ -176,6 +214,9 @@ export const PolicyReasonCode = z.enum([
   'MISSING_ROLE',
   'CLASS_DENIED',
   'RISK_ABOVE_TENANT_MAX',
+  'RISK_ABOVE_BUNDLE_MAX',
+  'POLICY_BUNDLE_MISSING',
+  'POLICY_BUNDLE_UNAVAILABLE',
   'COMMAND_UNREADABLE',
   'COMMAND_PATTERN_INVALID',
   'COMMAND_BLOCKED',
@@ -210,6 +251,8 @@ export const PolicyReason = z.strictObject({
   stage: PipelineStage,
   effect: z.enum(['deny', 'approval_required', 'raise']),
   message: boundedText(512),
+  /** The policy bundle whose rule this is, when a server's bundle caused it. */
+  policyBundle: PolicyBundleName.optional(),
 });
 export type PolicyReason = z.infer<typeof PolicyReason>;
 
@@ -240,6 +283,8 @@ export const PolicyDecision = z.strictObject({
   reasons: z.array(PolicyReason).max(64),
   agentProfileVersion: z.number().int().positive().optional(),
   tenantPolicyVersion: z.number().int().positive().optional(),
+  /** The bundle the tool's server names, and the version applied (absent when none is stored under that name). */
+  policyBundle: z.strictObject({ name: PolicyBundleName, version: z.number().int().positive().optional() }).optional(),
   evaluatedAt: IsoDateTime,
 });
 export type PolicyDecision = z.infer<typeof PolicyDecision>;
@@ -321,3 +366,15 @@ export const EffectiveToolSet = z
   })
   .meta({ description: 'The tools a model may see for an agent and run, with the reasons others are hidden when asked.' });
 export type EffectiveToolSet = z.infer<typeof EffectiveToolSet>;
+
+/**
+ * An agent profile that lists a tool (allowedTools matches it, deniedTools does not) but may not use it as published:
+ * found when the tool is bound or its class changes (model rule D21), so an operator hears of it before agents are
+ * denied at call time.
+ */
+export const PublicationConflict = z.strictObject({
+  agentId: ExternalId,
+  code: z.enum(['CLASS_ABOVE_AGENT_MAX', 'RISK_ABOVE_AGENT_MAX']),
+  reason: boundedText(512),
+});
+export type PublicationConflict = z.infer<typeof PublicationConflict>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass } from './classification.js';
 import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
 import { McpServer, McpServerSetting } from './mcp-server-document.js';
+import { PublicationConflict } from './policy.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
 import { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
@@ -111,8 +112,18 @@ export const BindToolRequest = z.strictObject({
 });
 export type BindToolRequest = z.infer<typeof BindToolRequest>;
 
-/** The descriptor a bind made (or the identical one that was already active: `created` false). */
-export const BindToolReply = z.strictObject({ descriptor: ToolDescriptor, created: z.boolean(), serverState: McpServerState });
+/**
+ * The descriptor a bind made (or the identical one that was already active: `created` false), and the agent profiles
+ * of the workspace that list the tool but may not use it at its class or risk (model rule D21), as the tool adapter
+ * found them after the bind; `conflictsUnknown` says why they could not be checked (the bind stands either way).
+ */
+export const BindToolReply = z.strictObject({
+  descriptor: ToolDescriptor,
+  created: z.boolean(),
+  serverState: McpServerState,
+  conflicts: z.array(PublicationConflict).max(4096).optional(),
+  conflictsUnknown: boundedText(1024).optional(),
+});
 export type BindToolReply = z.infer<typeof BindToolReply>;
 
 /** Unbinds a tool: its active descriptor is retired (reason Unbound). */
