@@ -23,6 +23,10 @@ if (!process.env.NATS_URL || !process.env.MONGODB_URL) {
 const chromium = spawnSync('bash', [path.join(root, 'infra/local/install-chromium.sh')], { cwd: root, stdio: 'inherit' });
 if (chromium.status !== 0) process.exit(chromium.status ?? 1);
 
+// And bubblewrap, the sandbox every stdio MCP server the tests spawn runs in.
+const sandbox = spawnSync('bash', [path.join(root, 'infra/local/install-sandbox.sh')], { cwd: root, stdio: 'inherit' });
+if (sandbox.status !== 0) process.exit(sandbox.status ?? 1);
+
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 
 const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
