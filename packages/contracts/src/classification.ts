@@ -44,7 +44,10 @@ export type ToolKind = z.infer<typeof ToolKind>;
 
 /**
  * Where a tool call runs: `None` when the effect happens at a remote server Toolplane does not host, `Process`
- * for a local child process with a scrubbed environment, its own working directory and resource limits.
+ * for a local child process (a descriptor's requirement; a lease says which sandbox it got), `Bubblewrap` for a
+ * local child process in bubblewrap's namespaces with a read-only view of only what it needs and resource limits.
+ * A lease of kind `Process` is a child process with a scrubbed environment and its own process group only (the
+ * adapter's sandbox is switched off).
  */
-export const SandboxKind = z.enum(['None', 'Process']);
+export const SandboxKind = z.enum(['None', 'Process', 'Bubblewrap']);
 export type SandboxKind = z.infer<typeof SandboxKind>;

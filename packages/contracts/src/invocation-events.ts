@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RiskClass, SandboxKind, SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
 import { InvocationEventMetadata, defineEvent } from './event-metadata.js';
+import { SandboxLeaseInfo } from './sandbox.js';
 import { DurationMs, IdempotencyKey, IsoDateTime, Sha256Hex, ToolVersion, Uuid } from './primitives.js';
 
 // Invocation events carry ids, classes and hashes. Arguments and results never appear in them: at most their
@@ -124,7 +125,13 @@ export type ToolEffectUncertain = z.infer<typeof ToolEffectUncertain>;
 export const SandboxLeased = defineEvent(
   'SandboxLeased',
   InvocationEventMetadata,
-  z.strictObject({ sandboxLeaseId: Uuid, sandboxKind: SandboxKind, expiresAt: IsoDateTime }),
+  z.strictObject({
+    sandboxLeaseId: Uuid,
+    sandboxKind: SandboxKind,
+    expiresAt: IsoDateTime,
+    /** Which sandbox: its profile's name and hash, network mode and limits (absent for leases recorded before them). */
+    sandbox: SandboxLeaseInfo.optional(),
+  }),
   'A sandbox was leased for the invocation.',
 );
 export type SandboxLeased = z.infer<typeof SandboxLeased>;

@@ -3,6 +3,7 @@ import { canonicalJson } from './canonical-json.js';
 import { SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
 import { FlowRunReceipt } from './flow-run-work.js';
+import { SandboxLeaseRecord } from './sandbox.js';
 import {
   AgentRevision,
   ExternalId,
@@ -50,6 +51,8 @@ const receiptFields = {
    * Absent otherwise, so receipts without it sign exactly as before.
    */
   flowRun: FlowRunReceipt.optional(),
+  /** The sandbox the call ran in (kind, profile, network mode, limits); absent when it needed none. */
+  sandbox: SandboxLeaseRecord.optional(),
 };
 
 /** Observed has a result hash and no failure; every other ending has a failure and no result hash. */

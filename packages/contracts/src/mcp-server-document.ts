@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
+import { SandboxProfile } from './sandbox.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, Uuid, WorkspaceId, boundedText } from './primitives.js';
 
 // Stored documents are non-strict (unknown keys such as `_id` are stripped when read) and contain no free-form
@@ -74,6 +75,8 @@ export const McpServer = z
         env: z.array(McpServerSetting).max(64).optional(),
       })
       .optional(),
+    /** The sandbox a stdio server runs in (transport Stdio); absent: DEFAULT_SANDBOX_PROFILE. */
+    sandbox: SandboxProfile.optional(),
     /** Extra headers of every HTTP request to the endpoint (transport StreamableHttp); credentials only as connections. */
     headers: z.array(McpServerSetting).max(32).optional(),
     /** The connection whose credential the secret broker leases to authenticate to the server. */
@@ -98,6 +101,7 @@ export const McpServer = z
   })
   .superRefine((server, ctx) => {
     if (server.transport === 'Stdio' && server.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a Stdio server has a command' });
+    if (server.transport !== 'Stdio' && server.sandbox !== undefined) ctx.addIssue({ code: 'custom', path: ['sandbox'], message: 'a sandbox applies to Stdio servers only' });
     if (server.transport === 'StreamableHttp' && server.endpointUrl === undefined) {
       ctx.addIssue({ code: 'custom', path: ['endpointUrl'], message: 'a StreamableHttp server has an endpoint URL' });
     }

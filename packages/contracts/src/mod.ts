@@ -129,6 +129,18 @@ export {
   compareSideEffectClasses,
   raiseSideEffectClass,
 } from './classification.js';
+export {
+  DEFAULT_SANDBOX_PROFILE,
+  SANDBOX_LIMIT_DEFAULTS,
+  SandboxEgressRule,
+  SandboxLeaseInfo,
+  SandboxLeaseRecord,
+  SandboxLimits,
+  SandboxNetworkMode,
+  SandboxPath,
+  SandboxProfile,
+  SandboxProfileRequest,
+} from './sandbox.js';
 export { DeadLetter } from './dead-letter.js';
 export { DESCRIPTOR_BUCKET, compareToolVersions, descriptorBucketSettings, descriptorKey, descriptorKeyFilter, kvKeyToken } from './descriptor-read-model.js';
 export { agentProfileBucketSettings, policyBundleBucketSettings, tenantPolicyBucketSettings } from './policy-read-model.js';

@@ -5,6 +5,7 @@ import { McpServer, McpServerSetting } from './mcp-server-document.js';
 import { PublicationConflict } from './policy.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
+import { SandboxProfileRequest } from './sandbox.js';
 import { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
 
 // Request/reply contracts of the registry (`tp.v1.cmd.{tenant}.{workspace}.registry.{operation}`). Scope comes from
@@ -42,6 +43,11 @@ export const RegisterServerRequest = z
         env: z.array(McpServerSetting).max(64).optional(),
       })
       .optional(),
+    /**
+     * The sandbox of a stdio server (default: no network, no mounts, default limits). Network `host` is recorded
+     * with the operator who registers it.
+     */
+    sandbox: SandboxProfileRequest.optional(),
     endpointUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
     headers: z.array(McpServerSetting).max(32).optional(),
     authentication: McpAuthentication.default('None'),
@@ -56,6 +62,7 @@ export const RegisterServerRequest = z
       ctx.addIssue({ code: 'custom', path: ['stdio'], message: 'give exactly one of stdio and endpointUrl' });
     }
     if (request.stdio !== undefined && request.headers !== undefined) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers apply to endpointUrl only' });
+    if (request.stdio === undefined && request.sandbox !== undefined) ctx.addIssue({ code: 'custom', path: ['sandbox'], message: 'a sandbox applies to stdio servers only' });
   });
 export type RegisterServerRequest = z.infer<typeof RegisterServerRequest>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SandboxLeaseRecord } from './sandbox.js';
 import { IdempotencySemantics, RiskClass, SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
 import { PipelineStage } from './invocation-events.js';
@@ -62,6 +63,8 @@ export const ToolInvocation = z.object({
   policyDecisionId: Uuid.optional(),
   approvalId: Uuid.optional(),
   sandboxLeaseId: Uuid.optional(),
+  /** The sandbox the SANDBOX stage leased (kind, profile, limits), when it leased one. */
+  sandbox: SandboxLeaseRecord.optional(),
   secretLeaseIds: z.array(Uuid).max(16),
   mcpServerId: Uuid.optional(),
   state: InvocationState,
