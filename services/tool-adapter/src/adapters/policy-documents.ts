@@ -5,6 +5,8 @@ import {
   type AgentProfile,
   type AgentProfileInput,
   type KillSwitch,
+  type PolicyBundle,
+  type PolicyBundleInput,
   type Scope,
   type TenantPolicy,
   type TenantPolicyInput,
@@ -12,10 +14,10 @@ import {
 import type { KvValue, TypedKv } from '@toolplane/messaging';
 import { compileLinearRegExp } from '../core/linear-regexp.js';
 import { defaultTenantPolicy } from '../core/policy-evaluator.js';
-import { agentProfileKey, liveProfile, tenantPolicyKey, type PolicyBuckets, type StoredAgentProfile } from './policy-buckets.js';
+import { agentProfileKey, liveBundle, liveProfile, policyBundleKey, tenantPolicyKey, type PolicyBuckets, type StoredAgentProfile, type StoredPolicyBundle } from './policy-buckets.js';
 import type { PolicyBucketName, WatchedPolicies } from './policy-source.js';
 
-// The operator commands' reads and writes of agent profiles and tenant policies. Gets read the bucket itself (what
+// The operator commands' reads and writes of agent profiles, tenant policies and policy bundles. Gets read the bucket itself (what
 // was last written, whichever replica wrote it); writes are compare-and-set on the entry's revision, guarded by the
 // version in the value, and return once this replica's watched copy has them, so the next call this replica
 // governs sees them. A deleted profile is a tombstone that keeps its version (see StoredAgentProfile); writing a
@@ -66,6 +68,14 @@ export function checkTenantPolicy(policy: TenantPolicyInput): void {
   if (policy.approvalTtlMs < 1_000) throw new ToolplaneError('INVALID_ARGUMENT', 'approvalTtlMs must be at least 1000 (an approval must be decidable)');
 }
 
+/** Problems the evaluator would meet in a policy bundle that its schema cannot express (as {@link checkTenantPolicy}). */
+export function checkPolicyBundle(bundle: PolicyBundleInput): void {
+  for (const [i, pattern] of bundle.commands.block.entries()) {
+    const compiled = compileLinearRegExp(pattern, { caseInsensitive: true });
+    if (!compiled.ok) throw new ToolplaneError('INVALID_ARGUMENT', `commands.block[${i}] ${JSON.stringify(pattern.slice(0, 80))} cannot be used: ${compiled.problem}`);
+  }
+}
+
 /** A kill switch's identity: what it targets (who engaged it, when and why aside). */
 function killSwitchKey(killSwitch: KillSwitch): string {
   return canonicalJson({ target: killSwitch.target, tools: 'tools' in killSwitch ? killSwitch.tools : null, server: 'mcpServerId' in killSwitch ? killSwitch.mcpServerId : null });
@@ -98,7 +108,22 @@ function agentIdOfCursor(cursor: string): string {
   throw new ToolplaneError('INVALID_ARGUMENT', 'after is not a cursor of this listing (pass the `next` of the previous page)');
 }
 
-/** Reads and writes agent profiles and tenant policies for the operator commands, each write version-guarded. */
+/** A page cursor over bundle names (opaque to clients). */
+function bundleCursorOf(name: string): string {
+  return Buffer.from(JSON.stringify({ bundle: name }), 'utf8').toString('base64url');
+}
+
+function bundleNameOfCursor(cursor: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && 'bundle' in parsed && typeof parsed.bundle === 'string') return parsed.bundle;
+  } catch {
+    // Not a cursor this adapter made: refused below.
+  }
+  throw new ToolplaneError('INVALID_ARGUMENT', 'after is not a cursor of this listing (pass the `next` of the previous page)');
+}
+
+/** Reads and writes agent profiles, tenant policies and policy bundles for the operator commands, each write version-guarded. */
 export class PolicyDocuments {
   readonly #buckets: PolicyBuckets;
   readonly #copy: WatchedPolicies;
@@ -126,6 +151,14 @@ export class PolicyDocuments {
     const items = all.slice(0, page.limit);
     const last = items.at(-1);
     return { items, next: all.length > page.limit && last !== undefined ? cursorOf(last.agentId) : null };
+  }
+
+  /** Every live profile of the workspace, from this replica's copy once it has every write made so far. */
+  async workspaceProfiles(scope: Scope, signal?: AbortSignal): Promise<AgentProfile[]> {
+    const options = signal ? { signal } : {};
+    const latest = await this.#buckets.profiles.lastRevision(options);
+    if (!(await this.#copy.caughtUp('profiles', latest, options))) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the agent profiles are still being loaded on this replica; ask again');
+    return this.#copy.profilesOf(scope);
   }
 
   /** Creates or replaces an agent profile (guarded by expectedVersion); the stored profile. */
@@ -176,13 +209,68 @@ export class PolicyDocuments {
     return stored as TenantPolicy;
   }
 
+  /** The tenant's bundle of that name as last written, if there is one. */
+  async findPolicyBundle(tenant: string, name: string, signal?: AbortSignal): Promise<PolicyBundle | undefined> {
+    const found = await this.#buckets.bundles.get(policyBundleKey(tenant, name), signal ? { signal } : {});
+    return liveBundle(found?.value);
+  }
+
+  /** The tenant's bundle of that name, or NOT_FOUND. */
+  async getPolicyBundle(tenant: string, name: string, signal?: AbortSignal): Promise<PolicyBundle> {
+    const bundle = await this.findPolicyBundle(tenant, name, signal);
+    if (bundle === undefined) throw new ToolplaneError('NOT_FOUND', `no policy bundle ${JSON.stringify(name)} in tenant ${tenant}`);
+    return bundle;
+  }
+
+  /** One page of the tenant's bundles, by name, from this replica's copy once it has every write made so far. */
+  async listPolicyBundles(tenant: string, page: { readonly limit: number; readonly after?: string | undefined }, signal?: AbortSignal): Promise<{ items: PolicyBundle[]; next: string | null }> {
+    const after = page.after === undefined ? undefined : bundleNameOfCursor(page.after);
+    const options = signal ? { signal } : {};
+    const latest = await this.#buckets.bundles.lastRevision(options);
+    if (!(await this.#copy.caughtUp('bundles', latest, options))) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the policy bundles are still being loaded on this replica; ask again');
+    const all = this.#copy.bundlesOf(tenant).filter((bundle) => after === undefined || bundle.name > after);
+    const items = all.slice(0, page.limit);
+    const last = items.at(-1);
+    return { items, next: all.length > page.limit && last !== undefined ? bundleCursorOf(last.name) : null };
+  }
+
+  /** Creates or replaces a bundle (guarded by expectedVersion); the stored bundle. */
+  async putPolicyBundle(tenant: string, input: PolicyBundleInput, write: PolicyWrite): Promise<PolicyBundle> {
+    checkPolicyBundle(input);
+    const stored = await this.#write('bundles', this.#buckets.bundles, policyBundleKey(tenant, input.name), `policy bundle ${input.name}`, write, (_previous, version) => ({
+      ...input,
+      tenant,
+      updatedBy: write.by,
+      updatedAt: write.now.toISOString(),
+      version,
+    }));
+    return liveBundle(stored) as PolicyBundle;
+  }
+
+  /**
+   * Deletes a bundle (guarded by expectedVersion), leaving a tombstone; whether one was there. Calls through a server
+   * that still names it are then denied (a missing bundle fails closed), `default` excepted, which then adds nothing.
+   */
+  async deletePolicyBundle(tenant: string, name: string, write: PolicyWrite): Promise<boolean> {
+    const now = write.now.toISOString();
+    let deleted = true;
+    await this.#write('bundles', this.#buckets.bundles, policyBundleKey(tenant, name), `policy bundle ${name}`, write, (previous, version) => {
+      if (previous === undefined || previous.deletedAt !== undefined) {
+        deleted = false;
+        return undefined;
+      }
+      return { ...previous, deletedAt: now, updatedBy: write.by, updatedAt: now, version };
+    });
+    return deleted;
+  }
+
   /**
    * The guarded write shared by profiles and policies: create when nothing (not even a tombstone) is stored, else
    * update from the revision read (which also revives a tombstone), the value's version one past the one read.
    * Without expectedVersion a lost race is retried against what the winner left; with one it is CONFLICT. `next`
    * returning undefined writes nothing (the stored value, if any, is returned).
    */
-  async #write<T extends TenantPolicy | StoredAgentProfile>(
+  async #write<T extends TenantPolicy | StoredAgentProfile | StoredPolicyBundle>(
     bucket: PolicyBucketName,
     kv: TypedKv<T>,
     key: string,

@@ -1,24 +1,28 @@
-import { raceAbort, type AgentProfile, type Scope, type TenantPolicy } from '@toolplane/contracts';
+import { DEFAULT_POLICY_BUNDLE, raceAbort, type AgentProfile, type PolicyBundle, type Scope, type TenantPolicy } from '@toolplane/contracts';
 import type { TypedKv } from '@toolplane/messaging';
-import { defaultTenantPolicy } from '../core/policy-evaluator.js';
-import { agentProfileKey, liveProfile, tenantPolicyKey, type PolicyBuckets, type StoredAgentProfile } from './policy-buckets.js';
+import { defaultTenantPolicy, type ServerPolicyBundle } from '../core/policy-evaluator.js';
+import { agentProfileKey, liveBundle, liveProfile, policyBundleKey, tenantPolicyKey, type PolicyBuckets, type StoredAgentProfile, type StoredPolicyBundle } from './policy-buckets.js';
 
-// Agent profiles and tenant policies as every replica sees them: the two buckets watched into memory, so a call's
+// Agent profiles, tenant policies and policy bundles as every replica sees them: the buckets watched into memory, so a call's
 // policy inputs are map lookups (no I/O on the hot path), and a write (a kill switch above all) is in force on a
 // replica as soon as its watch delivers it, milliseconds after the write. A replica serves only once each watch has
 // delivered the whole bucket (`ready`), never from a partial copy. A watch that ends (NATS restarted, the consumer
 // lost) is started again; until the new one is ready the replica keeps the copy it had, then swaps in the new one,
 // which also drops whatever was deleted in between. A tenant without a stored policy gets the default one; an agent
-// without a profile (or with a tombstone) has none, which the evaluator denies.
+// without a profile (or with a tombstone) has none, which the evaluator denies. A server naming `default` with no
+// bundle stored under it gets no extra rules; any other name with nothing (readable) stored is missing, which the
+// evaluator denies. A bundle change bites like a policy change: on the next call after the watch delivers it.
 
 /** The policy documents a decision depends on. */
 export interface PolicySource {
   agentProfile(tenant: string, workspace: string, agentId: string | undefined, signal?: AbortSignal): Promise<AgentProfile | undefined>;
   tenantPolicy(tenant: string, now: Date, signal?: AbortSignal): Promise<TenantPolicy>;
+  /** The bundle a server's governancePolicyRef names: `none` for `default` with none stored, else the bundle or `missing`. */
+  policyBundle(tenant: string, name: string, signal?: AbortSignal): Promise<ServerPolicyBundle>;
 }
 
 /** Which bucket a revision belongs to. */
-export type PolicyBucketName = 'profiles' | 'policies';
+export type PolicyBucketName = 'profiles' | 'policies' | 'bundles';
 
 /** A PolicySource answered from watched copies of the buckets. */
 export interface WatchedPolicies extends PolicySource {
@@ -28,6 +32,8 @@ export interface WatchedPolicies extends PolicySource {
   caughtUp(bucket: PolicyBucketName, revision: number, options?: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<boolean>;
   /** The live profiles of a workspace, by agent id. */
   profilesOf(scope: Scope): AgentProfile[];
+  /** The live (readable) policy bundles of a tenant, by name. */
+  bundlesOf(tenant: string): PolicyBundle[];
   /** Stops watching. */
   close(): void;
 }
@@ -160,8 +166,9 @@ function unreadablePolicy(tenant: string, now: Date, reason: string): TenantPoli
 export function watchPolicies(buckets: PolicyBuckets, options: PolicyWatchOptions = {}): WatchedPolicies {
   const profiles = new Mirror<StoredAgentProfile>(buckets.profiles, options);
   const policies = new Mirror<TenantPolicy>(buckets.policies, options);
-  const mirrors = { profiles, policies } as const;
-  const ready = Promise.all([profiles.ready, policies.ready]).then(() => undefined);
+  const bundles = new Mirror<StoredPolicyBundle>(buckets.bundles, options);
+  const mirrors = { profiles, policies, bundles } as const;
+  const ready = Promise.all([profiles.ready, policies.ready, bundles.ready]).then(() => undefined);
   return {
     ready,
     agentProfile(tenant, workspace, agentId) {
@@ -174,6 +181,13 @@ export function watchPolicies(buckets: PolicyBuckets, options: PolicyWatchOption
       const entry = policies.get(tenantPolicyKey(tenant));
       if (entry === undefined) return Promise.resolve(defaultTenantPolicy(tenant, now.toISOString()));
       return Promise.resolve(entry.ok ? entry.value : unreadablePolicy(tenant, now, entry.reason));
+    },
+    policyBundle(tenant, name) {
+      const entry = bundles.get(policyBundleKey(tenant, name));
+      if (entry?.ok === false) return Promise.resolve({ kind: 'missing', name, problem: entry.reason });
+      const bundle = liveBundle(entry?.value);
+      if (bundle !== undefined) return Promise.resolve({ kind: 'bundle', bundle });
+      return Promise.resolve(name === DEFAULT_POLICY_BUNDLE ? { kind: 'none' } : { kind: 'missing', name });
     },
     async caughtUp(bucket, revision, { timeoutMs = 5_000, signal } = {}) {
       return raceAbort(mirrors[bucket].caughtUp(revision, timeoutMs, signal), signal, `waiting for the ${bucket} copy to reach revision ${revision}`);
@@ -188,9 +202,20 @@ export function watchPolicies(buckets: PolicyBuckets, options: PolicyWatchOption
       }
       return found.sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
     },
+    bundlesOf(tenant) {
+      const prefix = `${tenant}.`;
+      const found: PolicyBundle[] = [];
+      for (const [key, entry] of bundles.entries()) {
+        if (!key.startsWith(prefix) || !entry.ok) continue;
+        const bundle = liveBundle(entry.value);
+        if (bundle !== undefined && bundle.tenant === tenant) found.push(bundle);
+      }
+      return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
     close() {
       profiles.close();
       policies.close();
+      bundles.close();
     },
   };
 }

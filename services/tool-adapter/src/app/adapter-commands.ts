@@ -1,11 +1,14 @@
 // The tool adapter's operator commands (`tp.v1.cmd.{tenant}.{workspace}.adapter.{operation}`): reconcile an
-// Uncertain call, inspect a call, and read and write agent profiles and the tenant policy. One queue group across
+// Uncertain call, inspect a call, and read and write agent profiles, the tenant policy and policy bundles; and the
+// registry's checks (whether a bundle exists, which agent profiles a published tool conflicts with), which are
+// service to service like the registry's getServer for the adapter. One queue group across
 // replicas. Scope is the subject's; the operator is the verified bearer token in the Authorization header, which is
 // never logged. Reads (an inspection included) need an operator token of the scope, writes and reconcile the
 // POLICY_ADMIN_ROLE as well. An inspection's arguments and result are in its reply only, never in a log line. receiptKeys answers
 // anyone with the public keys receipts verify with: they are public, and a verifier needs nothing else.
 import { createPublicKey } from 'node:crypto';
 import {
+  DEFAULT_POLICY_BUNDLE,
   POLICY_ADMIN_ROLE,
   ReceiptPublicJwk,
   ToolplaneError,
@@ -25,6 +28,7 @@ import { reconcileInvocation } from '../core/invocation-attempts.js';
 import type { ReceiptSigningKey } from '../core/receipts.js';
 import { invocationResultOf } from '../core/invocation-pipeline.js';
 import { invocationInspection, parsedInputSchema } from '../core/invocation-inspection.js';
+import { publicationConflicts } from '../core/publication-check.js';
 import { descriptorFor } from './invocation-handler.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { publishEvents } from './publishing.js';
@@ -40,6 +44,12 @@ const servedOperations = [
   adapterOperations.putTenantPolicy,
   adapterOperations.receiptKeys,
   adapterOperations.inspectInvocation,
+  adapterOperations.getPolicyBundle,
+  adapterOperations.listPolicyBundles,
+  adapterOperations.putPolicyBundle,
+  adapterOperations.deletePolicyBundle,
+  adapterOperations.checkPolicyBundle,
+  adapterOperations.checkToolPublication,
 ] as const;
 type Operation = (typeof servedOperations)[number];
 type Request<O extends Operation> = z.output<(typeof adapterCommandSchemas)[O]['request']>;
@@ -127,6 +137,32 @@ function handlers(runtime: InvocationRuntime, documents: PolicyDocuments, receip
       runtime.logger.info({ tenant: policy.tenant, version: policy.version, updatedBy: operator.principal }, 'tenant policy written');
       return { policy, isDefault: false };
     },
+    getPolicyBundle: async (request, scope, context) => {
+      await reader(scope, context);
+      return { bundle: await documents.getPolicyBundle(scope.tenant, request.name, context.signal) };
+    },
+    listPolicyBundles: async (request, scope, context) => {
+      await reader(scope, context);
+      return documents.listPolicyBundles(scope.tenant, request, context.signal);
+    },
+    putPolicyBundle: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const bundle = await documents.putPolicyBundle(scope.tenant, request.bundle, { by: operator.principal, now: runtime.clock(), expectedVersion: request.expectedVersion, signal: context.signal });
+      runtime.logger.info({ tenant: bundle.tenant, bundle: bundle.name, version: bundle.version, updatedBy: operator.principal }, 'policy bundle written');
+      return { bundle };
+    },
+    deletePolicyBundle: async (request, scope, context) => {
+      const operator = await admin(scope, context);
+      const deleted = await documents.deletePolicyBundle(scope.tenant, request.name, { by: operator.principal, now: runtime.clock(), expectedVersion: request.expectedVersion, signal: context.signal });
+      if (deleted) runtime.logger.info({ tenant: scope.tenant, bundle: request.name, updatedBy: operator.principal }, 'policy bundle deleted');
+      return { name: request.name, deleted };
+    },
+    checkPolicyBundle: async (request, scope, context) => {
+      // What was last written, whichever replica wrote it: the registry asks right before it registers a server.
+      const bundle = await documents.findPolicyBundle(scope.tenant, request.name, context.signal);
+      return bundle === undefined ? { name: request.name, exists: request.name === DEFAULT_POLICY_BUNDLE } : { name: request.name, exists: true, version: bundle.version };
+    },
+    checkToolPublication: async (request, scope, context) => ({ conflicts: publicationConflicts(request, await documents.workspaceProfiles(scope, context.signal)) }),
     receiptKeys: () => Promise.resolve(receiptKeys),
   };
 }

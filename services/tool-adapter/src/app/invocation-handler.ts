@@ -21,7 +21,7 @@ import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.j
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
-import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
+import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity, type ServerPolicyBundle } from '../core/policy-evaluator.js';
 import { targetOf } from '../core/credential-injection.js';
 import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
@@ -381,9 +381,10 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   const descriptor = mustHave(state.descriptor);
   const caller = run.caller;
   if (caller === undefined) throw new ToolplaneError('INTERNAL', 'a policy decision needs the verified caller');
-  const [agentProfile, tenantPolicy] = await Promise.all([
+  const [agentProfile, tenantPolicy, serverBundle] = await Promise.all([
     runtime.policies.agentProfile(run.scope.tenant, run.scope.workspace, caller.agentId, run.signal),
     runtime.policies.tenantPolicy(run.scope.tenant, runtime.clock(), run.signal),
+    serverBundleOf(runtime, run, descriptor),
   ]);
   const subject = {
     invocationId: invocation.invocationId,
@@ -393,15 +394,33 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
     requestHash: invocation.requestHash,
     arguments: args,
   };
-  const checks = rateLimitChecksFor({ subject, descriptor, caller, tenantPolicy });
+  const checks = rateLimitChecksFor({ subject, descriptor, caller, tenantPolicy, serverBundle });
   // A lost race for a counter's slot means another call was counted first: evaluate again with the new count.
   for (let attempt = 0; attempt < 8; attempt += 1) {
     const now = runtime.clock();
     const rateCounters = await runtime.rateCounters.load(checks, now.getTime(), run.signal);
-    const evaluation = evaluatePolicy({ subject, descriptor, caller, agentProfile, tenantPolicy, rateCounters, now: now.toISOString() });
+    const evaluation = evaluatePolicy({ subject, descriptor, caller, agentProfile, tenantPolicy, serverBundle, rateCounters, now: now.toISOString() });
     if (await runtime.rateCounters.claim(evaluation.rateCounterUpdates, run.signal)) return evaluation.decision;
   }
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
+}
+
+/**
+ * The policy bundle the tool's server names (its governancePolicyRef, fixed at registration), from the server
+ * directory the credential stage and execution use too, so a call asks the registry at most once per directory TTL.
+ * A tool without a server (a Flow) has none; a server that cannot be asked is `unavailable`, which the evaluator
+ * denies: a call is never governed without the bundle its server names.
+ */
+async function serverBundleOf(runtime: InvocationRuntime, run: RunContext, descriptor: ToolDescriptor): Promise<ServerPolicyBundle> {
+  if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) return { kind: 'none' };
+  let name: string;
+  try {
+    name = (await runtime.servers(run.scope, descriptor.mcpServerId, run.signal)).governancePolicyRef;
+  } catch (error) {
+    if (run.signal.aborted) throw error;
+    return { kind: 'unavailable', problem: toWireError(error).message.slice(0, 400) };
+  }
+  return runtime.policies.policyBundle(run.scope.tenant, name, run.signal);
 }
 
 async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined, args: JsonObject): Promise<ExecutionResult> {

@@ -85,7 +85,11 @@ function world(
     },
     approvals: () => Promise.resolve(),
     validators: new ArgumentValidators(),
-    policies: { agentProfile: () => Promise.resolve(profile), tenantPolicy: (tenant: string) => Promise.resolve(defaultTenantPolicy(tenant, new Date().toISOString())) },
+    policies: {
+      agentProfile: () => Promise.resolve(profile),
+      tenantPolicy: (tenant: string) => Promise.resolve(defaultTenantPolicy(tenant, new Date().toISOString())),
+      policyBundle: () => Promise.resolve({ kind: 'none' }),
+    },
     rateCounters: { load: () => Promise.resolve(new Map()), claim: () => Promise.resolve(true) } as unknown as RateCounters,
     verifier: { verify: () => Promise.resolve({ principal: 'user:alice@acme.example', agentId, agentRevision: '7', roles: [] }) } as unknown as TokenVerifier,
     signReceipt: receiptSigner({ keyId: 'handler-test', privateKey: generateKeyPairSync('ed25519').privateKey }),

@@ -7,6 +7,7 @@ import {
   type AgentProfile,
   type IsoDateTime,
   type JsonObject,
+  type PolicyBundle,
   type PolicyDecision,
   type PolicyReason,
   type PolicyReasonCode,
@@ -23,7 +24,9 @@ import { firstMatchingToolPattern, toolPatternMatches } from './tool-patterns.js
 // The policy evaluator: agent permission, tenant policy and side-effect classification of one call, as one pure,
 // deterministic function of its inputs. Every finding becomes a reason; the effect is deny if any reason denies,
 // approval_required if any asks for approval, allow otherwise. The effective class is the declared class raised
-// (never lowered) by the workspace environment, policy raises and command escalation.
+// (never lowered) by the workspace environment, policy raises and command escalation. The policy bundle of the
+// tool's server adds its rules to the tenant policy's: since findings only accumulate, the strictest outcome of the
+// two wins, and each finding the bundle causes carries its name.
 
 /** Who is calling: the principal from the verified context token and, when an agent acts, the agent. */
 export interface CallerIdentity {
@@ -45,6 +48,17 @@ export interface PolicySubject {
   readonly arguments: JsonObject;
 }
 
+/**
+ * The policy bundle of the tool's server as the I/O layer found it: none to apply (a tool without a server, or
+ * `default` with none stored), the stored bundle, a name with nothing (readable) stored under it, or a server that
+ * could not be asked which bundle it names. The last two fail closed.
+ */
+export type ServerPolicyBundle =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'bundle'; readonly bundle: PolicyBundle }
+  | { readonly kind: 'missing'; readonly name: string; readonly problem?: string | undefined }
+  | { readonly kind: 'unavailable'; readonly problem: string };
+
 /** Everything a decision depends on; the I/O layer loads it, the evaluator only reads it. */
 export interface PolicyInput {
   readonly subject: PolicySubject;
@@ -53,6 +67,8 @@ export interface PolicyInput {
   /** The profile of `caller.agentId`; undefined when there is none (or no agent acts). */
   readonly agentProfile: AgentProfile | undefined;
   readonly tenantPolicy: TenantPolicy;
+  /** The policy bundle of the tool's server; absent for a caller that governs no server (the same as `none`). */
+  readonly serverBundle?: ServerPolicyBundle | undefined;
   /** The current log of every counter {@link rateLimitChecksFor} names (absent ones count as empty). */
   readonly rateCounters: ReadonlyMap<string, RateLog>;
   readonly now: IsoDateTime;
@@ -83,8 +99,13 @@ type Finding = PolicyReason;
 
 const stageOrder = PipelineStage.options;
 
-function finding(code: PolicyReasonCode, stage: PolicyReason['stage'], effect: PolicyReason['effect'], message: string): Finding {
-  return { code, stage, effect, message: message.length <= 512 ? message : `${message.slice(0, 511)}…` };
+function finding(code: PolicyReasonCode, stage: PolicyReason['stage'], effect: PolicyReason['effect'], message: string, policyBundle?: string): Finding {
+  return { code, stage, effect, message: message.length <= 512 ? message : `${message.slice(0, 511)}…`, ...(policyBundle === undefined ? {} : { policyBundle }) };
+}
+
+/** How a bundle's reasons name it. */
+function bundleLabel(name: string): string {
+  return `policy bundle ${JSON.stringify(name)}`;
 }
 
 /** A tenant policy for a tenant that has none: nothing denied, everything beyond WRITE gated, common destruction blocked. */
@@ -116,8 +137,8 @@ export interface StaticAssessment {
   readonly findings: readonly Finding[];
 }
 
-/** The environment and policy raises of a tool's class in a workspace. */
-function classRaises(descriptor: ToolDescriptor, workspace: string, policy: TenantPolicy): { effectiveClass: SideEffectClass; findings: Finding[] } {
+/** The environment, policy and bundle raises of a tool's class in a workspace. */
+function classRaises(descriptor: ToolDescriptor, workspace: string, policy: TenantPolicy, bundle: PolicyBundle | undefined): { effectiveClass: SideEffectClass; findings: Finding[] } {
   const declared = descriptor.sideEffectClass;
   const findings: Finding[] = [];
   let effectiveClass = declared;
@@ -134,6 +155,16 @@ function classRaises(descriptor: ToolDescriptor, workspace: string, policy: Tena
     const raised = raiseSideEffectClass(effectiveClass, raise.raiseTo);
     if (raised !== effectiveClass) {
       findings.push(finding('CLASS_RAISED_BY_POLICY', 'SIDE_EFFECT_CLASSIFICATION', 'raise', `tenant policy raises ${descriptor.toolId} from ${effectiveClass} to ${raised}: ${raise.reason}`));
+      effectiveClass = raised;
+    }
+  }
+  for (const raise of bundle?.classRaises ?? []) {
+    if (bundle === undefined || !toolPatternMatches(raise.tools, descriptor.toolId)) continue;
+    const raised = raiseSideEffectClass(effectiveClass, raise.raiseTo);
+    if (raised !== effectiveClass) {
+      findings.push(
+        finding('CLASS_RAISED_BY_POLICY', 'SIDE_EFFECT_CLASSIFICATION', 'raise', `${bundleLabel(bundle.name)} raises ${descriptor.toolId} from ${effectiveClass} to ${raised}: ${raise.reason}`, bundle.name),
+      );
       effectiveClass = raised;
     }
   }
@@ -208,6 +239,47 @@ function approvalFindings(descriptor: ToolDescriptor, effectiveClass: SideEffect
 }
 
 /**
+ * What the server's bundle says of a tool at an effective class: its risk ceiling and denied classes (stage
+ * TENANT_POLICY, like the tenant policy's), its approval rules; and, failing closed, a bundle that is missing or whose
+ * name could not be learnt.
+ */
+function bundleFindings(descriptor: ToolDescriptor, effectiveClass: SideEffectClass, serverBundle: ServerPolicyBundle, tenant: string): Finding[] {
+  const stage = 'TENANT_POLICY';
+  switch (serverBundle.kind) {
+    case 'none':
+      return [];
+    case 'missing': {
+      const why = serverBundle.problem === undefined ? `does not exist in tenant ${tenant}` : `cannot be read: ${serverBundle.problem}`;
+      return [finding('POLICY_BUNDLE_MISSING', stage, 'deny', `the server of ${descriptor.toolId} names ${bundleLabel(serverBundle.name)}, which ${why}`, serverBundle.name)];
+    }
+    case 'unavailable':
+      return [finding('POLICY_BUNDLE_UNAVAILABLE', stage, 'deny', `the policy bundle of the server of ${descriptor.toolId} cannot be learnt: ${serverBundle.problem}`)];
+    case 'bundle':
+      break;
+  }
+  const { bundle } = serverBundle;
+  const label = bundleLabel(bundle.name);
+  const findings: Finding[] = [];
+  if (bundle.maxRiskClass !== undefined && compareRiskClasses(descriptor.riskClass, bundle.maxRiskClass) > 0) {
+    findings.push(finding('RISK_ABOVE_BUNDLE_MAX', stage, 'deny', `${label} allows at most ${bundle.maxRiskClass} risk; ${descriptor.toolId} is ${descriptor.riskClass}`, bundle.name));
+  }
+  if (bundle.deniedSideEffectClasses.includes(effectiveClass)) findings.push(finding('CLASS_DENIED', stage, 'deny', `${label} denies ${effectiveClass}`, bundle.name));
+  const approvalStage = 'SIDE_EFFECT_CLASSIFICATION';
+  if (bundle.approvalRequiredClasses.includes(effectiveClass)) {
+    findings.push(finding('APPROVAL_REQUIRED_FOR_CLASS', approvalStage, 'approval_required', `${label}: ${effectiveClass} calls need an approval`, bundle.name));
+  }
+  if (bundle.approvalRiskThreshold !== undefined && compareRiskClasses(descriptor.riskClass, bundle.approvalRiskThreshold) >= 0) {
+    findings.push(finding('APPROVAL_REQUIRED_FOR_RISK', approvalStage, 'approval_required', `${label}: ${descriptor.riskClass} risk tools need an approval`, bundle.name));
+  }
+  return findings;
+}
+
+/** The bundle a server's lookup found, when there is one to apply. */
+function appliedBundle(serverBundle: ServerPolicyBundle | undefined): PolicyBundle | undefined {
+  return serverBundle?.kind === 'bundle' ? serverBundle.bundle : undefined;
+}
+
+/**
  * The findings that depend only on the tool, the caller and the policies (not on arguments or counters): what the
  * effective tool set and the evaluator share, so a tool a model sees is judged by the same rules at call time.
  * `escalateTo` is a command escalation, which raises the class every rule then sees.
@@ -219,8 +291,9 @@ export function assessTool(
   policy: TenantPolicy,
   workspace: string,
   escalateTo?: SideEffectClass,
+  serverBundle: ServerPolicyBundle = { kind: 'none' },
 ): StaticAssessment {
-  const raised = classRaises(descriptor, workspace, policy);
+  const raised = classRaises(descriptor, workspace, policy, appliedBundle(serverBundle));
   let effectiveClass = raised.effectiveClass;
   const raiseFindings = [...raised.findings];
   if (escalateTo !== undefined && compareSideEffectClasses(escalateTo, effectiveClass) > 0) {
@@ -230,6 +303,7 @@ export function assessTool(
   const findings = [
     ...agentFindings(descriptor, effectiveClass, caller, profile, policy, workspace),
     ...tenantFindings(descriptor, effectiveClass, policy),
+    ...bundleFindings(descriptor, effectiveClass, serverBundle, policy.tenant),
     ...raiseFindings,
     ...approvalFindings(descriptor, effectiveClass, policy, workspace),
   ];
@@ -251,14 +325,22 @@ function counterSummary(key: string, log: RateLog | undefined): readonly [string
 }
 
 /** The rate-limit counters a call is checked against: load these before {@link evaluatePolicy}. */
-export function rateLimitChecksFor(input: Pick<PolicyInput, 'subject' | 'descriptor' | 'caller' | 'tenantPolicy'>): RateLimitCheck[] {
+export function rateLimitChecksFor(input: Pick<PolicyInput, 'subject' | 'descriptor' | 'caller' | 'tenantPolicy' | 'serverBundle'>): RateLimitCheck[] {
+  const bundle = appliedBundle(input.serverBundle);
   return applicableRateLimits({
     scope: { tenant: input.subject.tenant, workspace: input.subject.workspace },
     toolId: input.descriptor.toolId,
     actor: input.caller.agentId === undefined ? `principal:${input.caller.principal}` : `agent:${input.caller.agentId}`,
     descriptorLimits: input.descriptor.rateLimits,
     tenantRules: input.tenantPolicy.rateLimits,
+    ...(bundle === undefined ? {} : { bundleRules: { name: bundle.name, rules: bundle.rateLimits } }),
   });
+}
+
+/** What a decision records of the server's bundle: its name and the version applied. */
+function policyBundleOf(serverBundle: ServerPolicyBundle): PolicyDecision['policyBundle'] {
+  if (serverBundle.kind === 'bundle') return { name: serverBundle.bundle.name, version: serverBundle.bundle.version };
+  return serverBundle.kind === 'missing' ? { name: serverBundle.name } : undefined;
 }
 
 function failureOf(findings: readonly Finding[]): ToolFailure | undefined {
@@ -266,8 +348,9 @@ function failureOf(findings: readonly Finding[]): ToolFailure | undefined {
   const first = denials[0];
   if (first === undefined) return undefined;
   const more = denials.length > 1 ? ` (and ${denials.length - 1} more reason${denials.length > 2 ? 's' : ''})` : '';
-  const code = first.code === 'RATE_LIMITED' ? 'RATE_LIMITED' : 'AUTHORIZATION_DENIED';
-  return { code, message: `${first.message}${more}`, retryable: code === 'RATE_LIMITED' };
+  // A bundle that could not be learnt is a dependency that was not there, not a refusal: asking again may pass.
+  const code = first.code === 'RATE_LIMITED' ? 'RATE_LIMITED' : first.code === 'POLICY_BUNDLE_UNAVAILABLE' ? 'TEMPORARY_UNAVAILABLE' : 'AUTHORIZATION_DENIED';
+  return { code, message: `${first.message}${more}`, retryable: code !== 'AUTHORIZATION_DENIED' };
 }
 
 /**
@@ -276,9 +359,12 @@ function failureOf(findings: readonly Finding[]): ToolFailure | undefined {
  */
 export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
   const { subject, descriptor, caller, agentProfile, tenantPolicy: policy, now } = input;
+  const serverBundle = input.serverBundle ?? { kind: 'none' };
+  const bundle = appliedBundle(serverBundle);
   const nowMs = Date.parse(now);
+  const regExpCache = input.regExpCache ?? new LinearRegExpCache();
   // Command rules first, because an escalation raises the class every other rule sees.
-  const command = checkCommand(descriptor.commandPolicy, policy.commands.block, subject.arguments, input.regExpCache ?? new LinearRegExpCache());
+  const command = checkCommand(descriptor.commandPolicy, policy.commands.block, subject.arguments, regExpCache);
   const commandFindings: Finding[] = [];
   let escalateTo: SideEffectClass | undefined;
   switch (command.kind) {
@@ -304,7 +390,23 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
     case 'not_applicable':
       break;
   }
-  const assessment = assessTool(descriptor, caller, agentProfile, policy, subject.workspace, escalateTo);
+  // The bundle's block list, on its own (the descriptor's patterns and allow list were checked above), with its own
+  // action: a DENY of either denies, and of two escalations the higher class wins.
+  if (bundle !== undefined && descriptor.commandPolicy !== undefined && bundle.commands.block.length > 0 && command.kind !== 'unreadable') {
+    const label = bundleLabel(bundle.name);
+    const byBundle = checkCommand({ argument: descriptor.commandPolicy.argument, allow: [], block: [] }, bundle.commands.block, subject.arguments, regExpCache);
+    if (byBundle.kind === 'invalid_pattern') {
+      commandFindings.push(finding('COMMAND_PATTERN_INVALID', 'TENANT_POLICY', 'deny', `a command pattern of ${label} cannot be used: ${byBundle.problem}`, bundle.name));
+    } else if (byBundle.kind === 'blocked') {
+      const what = `the command matches a blocked pattern of ${label}`;
+      if (bundle.commands.onBlocked === 'DENY') commandFindings.push(finding('COMMAND_BLOCKED', 'TENANT_POLICY', 'deny', what, bundle.name));
+      else {
+        escalateTo = raiseSideEffectClass(bundle.commands.escalateTo, escalateTo);
+        commandFindings.push(finding('APPROVAL_REQUIRED_FOR_COMMAND', 'SIDE_EFFECT_CLASSIFICATION', 'approval_required', `${what}; it is escalated for approval`, bundle.name));
+      }
+    }
+  }
+  const assessment = assessTool(descriptor, caller, agentProfile, policy, subject.workspace, escalateTo, serverBundle);
   const effectiveClass = assessment.effectiveClass;
   const findings: Finding[] = [...assessment.findings, ...commandFindings];
 
@@ -318,7 +420,7 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
       if (verdict.allowed) updates.push({ key: check.key, log: verdict.log, limit: check.limit, windowMs: check.windowMs, atMs: nowMs });
       else {
         retryAfterMs = Math.max(retryAfterMs ?? 0, verdict.retryAfterMs);
-        findings.push(finding('RATE_LIMITED', 'TENANT_POLICY', 'deny', `rate limit reached: ${check.description}`));
+        findings.push(finding('RATE_LIMITED', 'TENANT_POLICY', 'deny', `rate limit reached: ${check.description}`, check.policyBundle));
       }
     }
   }
@@ -333,6 +435,7 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
     caller,
     agentProfileVersion: agentProfile?.version,
     tenantPolicyVersion: policy.version,
+    policyBundle: policyBundleOf(serverBundle),
     counters: checks.map((check) => counterSummary(check.key, input.rateCounters.get(check.key))),
     now,
     effect,
@@ -355,6 +458,7 @@ export function evaluatePolicy(input: PolicyInput): PolicyEvaluation {
     reasons,
     ...(agentProfile === undefined ? {} : { agentProfileVersion: agentProfile.version }),
     tenantPolicyVersion: policy.version,
+    ...(policyBundleOf(serverBundle) === undefined ? {} : { policyBundle: policyBundleOf(serverBundle) }),
     evaluatedAt: now,
   };
   return { decision, rateCounterUpdates: effect === 'deny' ? [] : updates };

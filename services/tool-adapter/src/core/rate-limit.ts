@@ -23,7 +23,9 @@ export interface RateLimitCheck {
   readonly limit: number;
   readonly windowMs: number;
   /** Who set the limit, for reasons and metrics. */
-  readonly source: 'descriptor' | 'tenant-policy';
+  readonly source: 'descriptor' | 'tenant-policy' | 'policy-bundle';
+  /** The bundle that set it, for source policy-bundle. */
+  readonly policyBundle?: string;
   readonly description: string;
 }
 
@@ -71,6 +73,8 @@ export interface RateLimitSubject {
   readonly actor: string;
   readonly descriptorLimits: readonly RateLimit[];
   readonly tenantRules: readonly RateLimitRule[];
+  /** The rules of the policy bundle of the tool's server, counted apart from the tenant's (their keys name the bundle). */
+  readonly bundleRules?: { readonly name: string; readonly rules: readonly RateLimitRule[] } | undefined;
 }
 
 /**
@@ -97,6 +101,17 @@ export function applicableRateLimits(subject: RateLimitSubject): RateLimitCheck[
           : `t|${scope.tenant}|${spec}|agent|${actor}|${toolId}`;
     const per = rule.per === 'TOOL' ? 'per tool' : rule.per === 'AGENT' ? 'per agent' : 'per agent and tool';
     checks.push({ key, limit: rule.limit, windowMs: rule.windowMs, source: 'tenant-policy', description: `${rule.limit} calls per ${rule.windowMs} ms ${per} for ${rule.tools} (tenant policy)` });
+  }
+  const bundle = subject.bundleRules;
+  for (const rule of bundle?.rules ?? []) {
+    if (bundle === undefined || !toolPatternMatches(rule.tools, toolId)) continue;
+    // Bundle names (ExternalId) hold no `|`, so a bundle's keys never read as another's or the tenant's.
+    const spec = `${bundle.name}|${rule.tools}|${rule.per}|${rule.limit}/${rule.windowMs}`;
+    const key =
+      rule.per === 'TOOL' ? `b|${scope.tenant}|${spec}|tool|${toolId}` : rule.per === 'AGENT' ? `b|${scope.tenant}|${spec}|agent|${actor}` : `b|${scope.tenant}|${spec}|agent|${actor}|${toolId}`;
+    const per = rule.per === 'TOOL' ? 'per tool' : rule.per === 'AGENT' ? 'per agent' : 'per agent and tool';
+    const description = `${rule.limit} calls per ${rule.windowMs} ms ${per} for ${rule.tools} (policy bundle ${JSON.stringify(bundle.name)})`;
+    checks.push({ key, limit: rule.limit, windowMs: rule.windowMs, source: 'policy-bundle', policyBundle: bundle.name, description });
   }
   return checks;
 }
