@@ -92,7 +92,7 @@ describe('evaluatePolicy with a server policy bundle', () => {
     const raising = bundle({ classRaises: [{ tools: 'github.*', raiseTo: 'DESTRUCTIVE', reason: 'payment records' }] });
     const { decision } = evaluatePolicy(input(applied(raising)));
     expect(decision).toMatchObject({ declaredClass: 'WRITE', effectiveClass: 'DESTRUCTIVE', effect: 'approval_required' });
-    expect(decision.reasons.find((r) => r.code === 'CLASS_RAISED_BY_POLICY')).toMatchObject({ policyBundle: 'payments-strict', message: expect.stringContaining('policy bundle "payments-strict" raises') });
+    expect(decision.reasons.find((r) => r.code === 'CLASS_RAISED_BY_POLICY')).toMatchObject({ policyBundle: 'payments-strict', message: expect.stringContaining('policy bundle "payments-strict" raises') as string });
     const capped = evaluatePolicy(input(applied(raising), { agentProfile: profile({ maxSideEffectClass: 'WRITE' }) })).decision;
     expect(capped).toMatchObject({ effect: 'deny', deniedAt: 'AGENT_PERMISSION' });
   });
@@ -122,7 +122,7 @@ describe('evaluatePolicy with a server policy bundle', () => {
     const full: RateLog = { slots: [[Date.parse(at) - 1_000, 1]] };
     const refused = evaluatePolicy({ ...both, rateCounters: new Map([[bundleKey, full]]) });
     expect(refused.decision).toMatchObject({ effect: 'deny', failure: { code: 'RATE_LIMITED', retryable: true } });
-    expect(refused.decision.reasons).toEqual([expect.objectContaining({ code: 'RATE_LIMITED', policyBundle: 'payments-strict', message: expect.stringContaining('(policy bundle "payments-strict")') })]);
+    expect(refused.decision.reasons).toEqual([expect.objectContaining({ code: 'RATE_LIMITED', policyBundle: 'payments-strict', message: expect.stringContaining('(policy bundle "payments-strict")') as string })]);
     expect(rateLimitChecksFor(input({ kind: 'none' }, { tenantPolicy: tenantPolicy({ rateLimits: [rule] }) })).map((c) => c.source)).toEqual(['tenant-policy']);
   });
 });
