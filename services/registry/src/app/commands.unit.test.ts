@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BindToolRequest, RegisterServerRequest, sha256Hex, type McpServerRecord, type RegistryEvent, type ServerNameRecord, type ToolDescriptor, type ToolDescriptorRecord } from '@toolplane/contracts';
+import { BindToolRequest, RegisterServerRequest, ToolplaneError, sha256Hex, type McpServerRecord, type PublicationConflict, type RegistryEvent, type ServerNameRecord, type ToolDescriptor, type ToolDescriptorRecord } from '@toolplane/contracts';
 import { inMemoryEventStore } from '@toolplane/event-store';
 import type { McpGateway } from '../adapters/mcp-gateway.js';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
-import type { RegistryContext } from './registry-context.js';
+import type { PolicyChecks, RegistryContext } from './registry-context.js';
 import { discoverServer, getServer, registerServer, retireServer } from './server-commands.js';
 import { bindTool, unbindTool } from './tool-commands.js';
 
@@ -20,7 +20,7 @@ const found: DiscoveredCapabilities = {
   prompts: [],
 };
 
-function registry() {
+function registry(policies?: PolicyChecks) {
   const published: RegistryEvent[] = [];
   const readModel: ToolDescriptor[] = [];
   let ids = 0;
@@ -44,6 +44,7 @@ function registry() {
     now: () => '2026-11-29T12:00:00.000Z',
     newId: () => `0b9f6a3e-2f4c-4b7a-9c1d-5e6f7a8b9c${String(ids++).padStart(2, '0')}`,
     failureThreshold: 3,
+    ...(policies === undefined ? {} : { policies }),
   };
   return { context, published, readModel };
 }
@@ -98,5 +99,67 @@ describe('the registry commands on the record', () => {
     expect(second.created).toBe(true);
     expect(second.server.serverId).not.toBe(first.server.serverId);
     await expect(retireServer(context, scope, '0b9f6a3e-2f4c-4b7a-9c1d-000000000000', undefined, operator)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('the tool adapter’s policy checks at registration and bind', () => {
+  /** The adapter as the checks see it: the bundles it holds and one agent limited to READ that lists every tool of the server. */
+  function adapter(options: { readonly bundles?: readonly string[]; readonly unreachable?: boolean } = {}) {
+    const asked: { toolId: string; sideEffectClass: string; riskClass: string }[] = [];
+    const unreachable = () => Promise.reject(new ToolplaneError('TEMPORARY_UNAVAILABLE', 'no responders for the adapter'));
+    const checks: PolicyChecks = {
+      policyBundleExists: (_scope, name) => (options.unreachable === true ? unreachable() : Promise.resolve((options.bundles ?? []).includes(name))),
+      publicationConflicts: (_scope, tool) => {
+        if (options.unreachable === true) return unreachable();
+        asked.push({ ...tool });
+        const conflicts: PublicationConflict[] =
+          tool.sideEffectClass === 'READ' ? [] : [{ agentId: 'reader', code: 'CLASS_ABOVE_AGENT_MAX', reason: `${tool.toolId} is ${tool.sideEffectClass}; the agent may cause at most READ` }];
+        return Promise.resolve(conflicts);
+      },
+    };
+    return { checks, asked };
+  }
+
+  it('reports a WRITE tool listed by an agent limited to READ when it is bound, and again when its class changes', async () => {
+    const { checks, asked } = adapter();
+    const { context } = registry(checks);
+    const { serverId } = (await registerServer(context, scope, stdio, operator)).server;
+    await discoverServer(context, scope, serverId, operator);
+    const read = await bindTool(context, scope, echo(serverId), operator);
+    expect(read).toMatchObject({ created: true, conflicts: [] });
+    expect(read).not.toHaveProperty('conflictsUnknown');
+    const write = await bindTool(context, scope, echo(serverId, { sideEffectClass: 'WRITE' }), operator);
+    expect(write).toMatchObject({ created: true, descriptor: { toolVersion: '2', sideEffectClass: 'WRITE', active: true } });
+    expect(write.conflicts).toEqual([{ agentId: 'reader', code: 'CLASS_ABOVE_AGENT_MAX', reason: 'everything.echo is WRITE; the agent may cause at most READ' }]);
+    expect(asked).toEqual([
+      { toolId: 'everything.echo', sideEffectClass: 'READ', riskClass: 'LOW' },
+      { toolId: 'everything.echo', sideEffectClass: 'WRITE', riskClass: 'LOW' },
+    ]);
+  });
+
+  it('keeps the bind when the adapter cannot be asked, saying why the conflicts are unknown', async () => {
+    const { context } = registry(adapter({ unreachable: true }).checks);
+    const { serverId } = (await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-strict' }), operator)).server;
+    await discoverServer(context, scope, serverId, operator);
+    const bound = await bindTool(context, scope, echo(serverId, { sideEffectClass: 'WRITE' }), operator);
+    expect(bound).toMatchObject({ created: true, descriptor: { active: true } });
+    expect(bound).not.toHaveProperty('conflicts');
+    expect(bound.conflictsUnknown).toBe('the tool adapter could not check the agent profiles: TEMPORARY_UNAVAILABLE no responders for the adapter');
+    const unwired = registry();
+    const other = (await registerServer(unwired.context, scope, stdio, operator)).server;
+    await discoverServer(unwired.context, scope, other.serverId, operator);
+    expect((await bindTool(unwired.context, scope, echo(other.serverId), operator)).conflictsUnknown).toBe('this registry is not connected to the tool adapter’s policy checks');
+  });
+
+  it('refuses a server naming a policy bundle the adapter does not hold, before anything is recorded', async () => {
+    const { context, published } = registry(adapter({ bundles: ['payments-strict'] }).checks);
+    await expect(registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-lax' }), operator)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: 'the policy bundle "payments-lax" does not exist in tenant acme: create it first (toolplane policy bundle put), or name default',
+    });
+    expect(published).toEqual([]);
+    expect((await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-strict' }), operator)).server.governancePolicyRef).toBe('payments-strict');
+    // `default` is never asked about: with none stored it adds no rules.
+    expect((await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, name: 'other' }), operator)).created).toBe(true);
   });
 });

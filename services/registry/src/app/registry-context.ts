@@ -1,4 +1,4 @@
-import type { McpServerRecord, RegistryEvent, ServerNameRecord, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
+import type { McpServerRecord, PublicationConflict, RegistryEvent, RiskClass, Scope, ServerNameRecord, SideEffectClass, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
 import type { EventStore } from '@toolplane/event-store';
 import type { StoreCollection } from '@toolplane/store';
 import type { McpGateway } from '../adapters/mcp-gateway.js';
@@ -9,6 +9,18 @@ export interface RegistryStores {
   readonly servers: EventStore<McpServerRecord>;
   readonly descriptors: EventStore<ToolDescriptorRecord>;
   readonly names: EventStore<ServerNameRecord>;
+}
+
+/** What the registry asks the tool adapter, which holds policy bundles and agent profiles. */
+export interface PolicyChecks {
+  /** Whether calls through a server naming this bundle could be governed (`default` always can). */
+  policyBundleExists(scope: Scope, name: string, signal?: AbortSignal): Promise<boolean>;
+  /** The agent profiles of the workspace that list the tool but may not use it at this class and risk (D21). */
+  publicationConflicts(
+    scope: Scope,
+    tool: { readonly toolId: string; readonly sideEffectClass: SideEffectClass; readonly riskClass: RiskClass },
+    signal?: AbortSignal,
+  ): Promise<PublicationConflict[]>;
 }
 
 /** What the registry's use cases run with: the record, the read models its list queries read, MCP, publication, the clock and ids. */
@@ -28,6 +40,14 @@ export interface RegistryContext {
   readonly newId: () => string;
   /** Consecutive failed health checks after which an Active server is Degraded. */
   readonly failureThreshold: number;
+  /**
+   * The tool adapter's policy checks: a server naming a bundle that does not exist is refused at registration, and
+   * a bind reports the agent profiles its tool conflicts with. Without them neither is checked (the adapter still
+   * refuses calls through a server whose bundle is missing), and a bind says so in `conflictsUnknown`.
+   */
+  readonly policies?: PolicyChecks | undefined;
+  /** Hears about a registration whose policy bundle could not be checked (the registration goes on). */
+  readonly onPolicyCheckError?: (error: unknown, what: string) => void;
   /**
    * Hears about a publication (lifecycle events, the descriptor read model) that failed after its change was
    * appended: the change is stored, and the registry's publisher consumer publishes it from the record.

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_POLICY_BUNDLE,
   ToolplaneError,
   canonicalJson,
   type DiscoverServerReply,
@@ -36,8 +37,28 @@ function registrationFingerprint(server: Omit<ServerRegistration, 'serverId' | '
 }
 
 /**
+ * Refuses a server naming a policy bundle the tool adapter does not hold: every call through it would be denied.
+ * Asked only when the adapter's checks are wired; an adapter that cannot be reached does not hold up a registration,
+ * since the adapter fails closed on a missing bundle at call time anyway (and a bundle can be deleted later).
+ */
+async function assertPolicyBundleExists(context: RegistryContext, scope: Scope, name: string, signal?: AbortSignal): Promise<void> {
+  if (context.policies === undefined || name === DEFAULT_POLICY_BUNDLE) return;
+  let exists: boolean;
+  try {
+    exists = await context.policies.policyBundleExists(scope, name, signal);
+  } catch (error) {
+    context.onPolicyCheckError?.(error, `policy bundle ${name}`);
+    return;
+  }
+  if (!exists) {
+    throw new ToolplaneError('INVALID_ARGUMENT', `the policy bundle ${JSON.stringify(name)} does not exist in tenant ${scope.tenant}: create it first (toolplane policy bundle put), or name default`);
+  }
+}
+
+/**
  * Registers a server (state Registered) for `actor` (the verified operator; a body's `actor` is ignored). The same
- * registration again returns the existing server, emitting nothing.
+ * registration again returns the existing server, emitting nothing; a new one naming a policy bundle the tool adapter
+ * does not hold is refused.
  */
 export async function registerServer(context: RegistryContext, scope: Scope, request: RegisterServerRequest, actor: string, signal?: AbortSignal): Promise<RegisterServerReply> {
   assertNotReservedServerName(request.name);
@@ -80,6 +101,7 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
       if (registrationFingerprint(holder.server) !== registrationFingerprint(registration)) throw taken(holder.server.serverId);
       return { server: holder.server, created: false };
     }
+    await assertPolicyBundleExists(context, scope, registration.governancePolicyRef, signal);
     const claim = await handleCommand(
       context.stores.names,
       recordedBy(serverNameDecider, actor),

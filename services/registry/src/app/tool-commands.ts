@@ -1,4 +1,4 @@
-import { ToolplaneError, compareToolVersions, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
+import { ToolplaneError, compareToolVersions, toWireError, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
 import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration } from '../core/descriptor-aggregate.js';
 import { assertNotFlowProvider, assertNotFlowToolId } from '../core/flow-tools.js';
 import { decideServer } from '../core/server-aggregate.js';
@@ -7,6 +7,21 @@ import { changeDescriptor, changeServer, createDescriptor, descriptorVersions, d
 import type { Actor, RegistryContext } from './registry-context.js';
 
 const maxBindAttempts = 5;
+
+/**
+ * What the tool adapter says of the bound tool against the workspace's agent profiles (model rule D21), asked after
+ * the bind is stored: a failure to ask is reported, never a failure of the bind.
+ */
+async function withPublicationCheck(context: RegistryContext, scope: Scope, reply: Omit<BindToolReply, 'conflicts' | 'conflictsUnknown'>, signal?: AbortSignal): Promise<BindToolReply> {
+  if (context.policies === undefined) return { ...reply, conflictsUnknown: 'this registry is not connected to the tool adapter’s policy checks' };
+  const { toolId, sideEffectClass, riskClass } = reply.descriptor;
+  try {
+    return { ...reply, conflicts: await context.policies.publicationConflicts(scope, { toolId, sideEffectClass, riskClass }, signal) };
+  } catch (error) {
+    const wire = toWireError(error);
+    return { ...reply, conflictsUnknown: `the tool adapter could not check the agent profiles: ${wire.code} ${wire.message}`.slice(0, 1024) };
+  }
+}
 
 /** Writes a descriptor to the KV read model again (a bind answered with an existing version: a lost write is repaired). */
 async function refreshReadModel(context: RegistryContext, descriptor: ToolDescriptor, signal?: AbortSignal): Promise<void> {
@@ -73,7 +88,7 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
     );
     if (plan.kind === 'Existing') {
       await refreshReadModel(context, plan.descriptor, signal);
-      return { descriptor: plan.descriptor, created: false, serverState: approved.server.state };
+      return withPublicationCheck(context, scope, { descriptor: plan.descriptor, created: false, serverState: approved.server.state }, signal);
     }
     const descriptor = foldDescriptor(undefined, bind(plan.toolVersion, approved.server)) as ToolDescriptor;
     const created = await createDescriptor(context, descriptor, bind(plan.toolVersion, approved.server), who, signal);
@@ -81,12 +96,12 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
       // A concurrent bind took this version: the same binding is this one; anything else, plan again.
       if (bindingFingerprint(created.descriptor) === bindingFingerprint(descriptor) && created.descriptor.active) {
         await refreshReadModel(context, created.descriptor, signal);
-        return { descriptor: created.descriptor, created: false, serverState: approved.server.state };
+        return withPublicationCheck(context, scope, { descriptor: created.descriptor, created: false, serverState: approved.server.state }, signal);
       }
       continue;
     }
     for (const old of plan.supersede) await changeDescriptor(context, old, { type: 'RetireDescriptor', reason: 'Superseded', at: who.at }, who, signal);
-    return { descriptor: created.descriptor, created: true, serverState: approved.server.state };
+    return withPublicationCheck(context, scope, { descriptor: created.descriptor, created: true, serverState: approved.server.state }, signal);
   }
   throw new ToolplaneError('CONFLICT', `the bindings of ${toolName} kept changing under this bind; try again`, { retryable: true });
 }
