@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import {
   AgentProfileInput,
+  PolicyBundleInput,
   TenantPolicyInput,
   ToolPattern,
   ToolplaneError,
@@ -11,6 +12,7 @@ import {
   hasErrorCode,
   type AgentProfile,
   type KillSwitch,
+  type PolicyBundle,
   type TenantPolicy,
   type TenantPolicyReply,
 } from '@toolplane/contracts';
@@ -19,7 +21,8 @@ import type { CliContext } from '../context.js';
 import { operatorHeaders, operatorToken, unverifiedClaims, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
 
-// `toolplane policies …`: the tool adapter's agent profiles (per workspace) and tenant policy, with kill switches.
+// `toolplane policies …`: the tool adapter's agent profiles (per workspace), tenant policy with kill switches, and
+// policy bundles (per tenant, applied to every call through a server whose governancePolicyRef names one).
 // Reads need an operator token of the scope; writes need the policy-admin role. Every write can be guarded by
 // --expected-version (0: create only; n: replace only version n), so two operators never overwrite each other unseen.
 
@@ -190,6 +193,25 @@ function policyFields(reply: TenantPolicyReply): string {
   ]);
 }
 
+/** A policy bundle as aligned `label: value` lines. */
+export function bundleFields(bundle: PolicyBundle): string {
+  return formatFields([
+    ['bundle', bundle.name],
+    ['tenant', bundle.tenant],
+    ['description', bundle.description],
+    ['denied classes', bundle.deniedSideEffectClasses],
+    ['approval classes', bundle.approvalRequiredClasses],
+    ['approval risk', bundle.approvalRiskThreshold],
+    ['max risk', bundle.maxRiskClass],
+    ['rate limits', bundle.rateLimits.map((rule) => `${rule.tools} ${rule.limit}/${rule.windowMs}ms per ${rule.per.toLowerCase()}`)],
+    ['class raises', bundle.classRaises.map((raise) => `${raise.tools} to ${raise.raiseTo}`)],
+    ['blocked commands', `${bundle.commands.block.length} patterns, ${bundle.commands.onBlocked.toLowerCase()}`],
+    ['updated by', bundle.updatedBy],
+    ['updated at', bundle.updatedAt],
+    ['version', bundle.version],
+  ]);
+}
+
 function withInput(command: Command, what: string): Command {
   return withToken(command)
     .option('--file <path>', `the ${what} as JSON (- for standard input)`)
@@ -215,7 +237,7 @@ async function changeTenantPolicy(ctx: CliContext, options: TokenOptions, change
 
 /** `toolplane policies agent|tenant|kill-switch …`: the governance documents of the tool adapter. */
 export const policiesCommands: CommandGroup = (program, context) => {
-  const policies = program.command('policies').description('Read and write agent profiles and the tenant policy (operator token; writes need policy-admin).');
+  const policies = program.command('policies').description('Read and write agent profiles, the tenant policy and policy bundles (operator token; writes need policy-admin).');
 
   const agent = policies.command('agent').description("agent profiles of the workspace: the tools each agent may call, its maximum risk and class");
   withToken(agent.command('get'))
@@ -308,6 +330,68 @@ export const policiesCommands: CommandGroup = (program, context) => {
         await operatorHeaders(ctx, options),
       );
       ctx.print(reply, () => policyFields(reply));
+    });
+
+  const bundle = policies
+    .command('bundle')
+    .description("policy bundles of the tenant: rules in the tenant policy's language added to every call through a server naming one (governancePolicyRef)");
+  withToken(bundle.command('get'))
+    .description('show a policy bundle')
+    .argument('<name>', 'the bundle name')
+    .action(async (name: string, options: TokenOptions) => {
+      const ctx = context();
+      const reply = await ctx.call('adapter', 'getPolicyBundle', adapterCommandSchemas.getPolicyBundle, { name }, await operatorHeaders(ctx, options));
+      ctx.print(reply.bundle, () => bundleFields(reply.bundle));
+    });
+  withToken(bundle.command('list'))
+    .description('list the policy bundles of the tenant, by name')
+    .option('--limit <n>', 'at most this many (1-200, default 50)', parsePageLimit)
+    .option('--after <cursor>', 'continue after the previous page (its "next" cursor)')
+    .action(async (options: TokenOptions & { limit?: number; after?: string }) => {
+      const ctx = context();
+      const page = await ctx.call(
+        'adapter',
+        'listPolicyBundles',
+        adapterCommandSchemas.listPolicyBundles,
+        { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.after === undefined ? {} : { after: options.after }) },
+        await operatorHeaders(ctx, options),
+      );
+      ctx.print(page, () => {
+        const table = formatTable(
+          ['BUNDLE', 'DENIED', 'APPROVAL', 'MAX RISK', 'VERSION', 'UPDATED BY'],
+          page.items.map((item) => [item.name, item.deniedSideEffectClasses, item.approvalRequiredClasses, item.maxRiskClass, item.version, item.updatedBy]),
+        );
+        return page.next === null ? table : `${table}more: --after ${page.next}\n`;
+      });
+    });
+  withInput(bundle.command('put'), 'policy bundle')
+    .description('create or replace a policy bundle (a document as `get --json` prints it is accepted); the next call through its servers is governed by it')
+    .action(async (options: InputOptions) => {
+      const ctx = context();
+      const input = parseDocumentInput(PolicyBundleInput, await inputText(ctx, options), 'policy bundle');
+      const reply = await ctx.call(
+        'adapter',
+        'putPolicyBundle',
+        adapterCommandSchemas.putPolicyBundle,
+        { bundle: input, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
+        await operatorHeaders(ctx, options),
+      );
+      ctx.print(reply.bundle, () => bundleFields(reply.bundle));
+    });
+  withToken(bundle.command('delete'))
+    .description('delete a policy bundle: calls through a server still naming it are refused until it exists again')
+    .argument('<name>', 'the bundle name')
+    .option('--expected-version <n>', 'only delete this version', parseExpectedVersion)
+    .action(async (name: string, options: TokenOptions & { expectedVersion?: number }) => {
+      const ctx = context();
+      const reply = await ctx.call(
+        'adapter',
+        'deletePolicyBundle',
+        adapterCommandSchemas.deletePolicyBundle,
+        { name, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
+        await operatorHeaders(ctx, options),
+      );
+      ctx.print(reply, () => formatFields([['bundle', reply.name], ['deleted', reply.deleted ? 'yes' : 'no (there was no bundle)']]));
     });
 
   const killSwitch = policies.command('kill-switch').description('engage or release a kill switch: every call of the tenant, of matching tools or of one server is denied');

@@ -7,6 +7,7 @@ import {
   SideEffectClass,
   ToolplaneError,
   registryOperations,
+  type BindToolReply,
   type ToolDescriptor,
   registryCommandSchemas,
 } from '@toolplane/contracts';
@@ -79,6 +80,19 @@ export function bindRequest(serverId: string, toolName: string, options: BindOpt
   };
 }
 
+/**
+ * What a bind answers an operator: the outcome, the descriptor, and the agents that list the tool but may not use it
+ * at its class or risk (model rule D21), or why they could not be checked.
+ */
+export function bindSummary(reply: BindToolReply): string {
+  const head = `${reply.created ? 'bound' : 'already bound'} (server ${reply.serverState})\n${descriptorFields(reply.descriptor)}`;
+  if (reply.conflictsUnknown !== undefined) return `${head}agent conflicts: not checked (${reply.conflictsUnknown})\n`;
+  const conflicts = reply.conflicts ?? [];
+  if (conflicts.length === 0) return `${head}agent conflicts: none\n`;
+  const lines = conflicts.map((conflict) => `  ${conflict.agentId}: ${conflict.reason}`);
+  return `${head}agent conflicts: ${conflicts.length} agent profile${conflicts.length === 1 ? '' : 's'} list the tool but will be denied it\n${lines.join('\n')}\n`;
+}
+
 /** A descriptor as aligned `label: value` lines. */
 export function descriptorFields(descriptor: ToolDescriptor): string {
   return formatFields([
@@ -145,7 +159,7 @@ export const toolsCommands: CommandGroup = (program, context) => {
       const ctx = context();
       const request = bindRequest(serverId, toolName, options);
       const reply = await ctx.call('registry', registryOperations.bind, schemas.bind, request, await operatorHeaders(ctx, options));
-      ctx.print(reply, () => `${reply.created ? 'bound' : 'already bound'} (server ${reply.serverState})\n${descriptorFields(reply.descriptor)}`);
+      ctx.print(reply, () => bindSummary(reply));
     });
 
   withToken(tools.command('unbind'))
