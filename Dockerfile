@@ -1,5 +1,5 @@
 # One image for the six services, the MCP endpoint and the console; docker-compose.yml picks one with its command.
-FROM node:20.19-bookworm-slim AS build
+FROM node:24.21-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json turbo.json tsconfig.json tsconfig.base.json ./
 COPY packages ./packages
@@ -8,7 +8,7 @@ COPY test/package.json ./test/package.json
 RUN npm ci --no-audit --no-fund
 RUN npx turbo run build --output-logs=errors-only && npm prune --omit=dev
 
-FROM node:20.19-bookworm-slim
+FROM node:24.21-bookworm-slim
 ENV NODE_ENV=production HTTP_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build /app /app

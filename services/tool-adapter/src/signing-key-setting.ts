@@ -19,7 +19,7 @@ function importKey(text: string): ParsedSigningKey | string {
       const jwk = JSON.parse(trimmed) as Record<string, unknown>;
       if (typeof jwk['d'] !== 'string') return 'is a JWK without private key material (d)';
       keyId = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
-      privateKey = createPrivateKey({ key: jwk as never, format: 'jwk' });
+      privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
     } else {
       if (!/^[A-Za-z0-9+/=_-]+$/.test(trimmed)) return 'is neither a private JWK (JSON) nor base64 of a PKCS#8 key';
       privateKey = createPrivateKey({ key: Buffer.from(trimmed, 'base64'), format: 'der', type: 'pkcs8' });

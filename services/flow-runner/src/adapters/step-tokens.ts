@@ -32,7 +32,7 @@ function importStepKey(text: string): StepSigningKey | string {
   const kid = fields['kid'];
   if (typeof kid !== 'string' || !/^[!-~]{1,128}$/.test(kid)) return 'needs a kid of 1-128 printable characters (the adapter finds the public key by it)';
   try {
-    return { kid, privateKey: createPrivateKey({ key: fields as never, format: 'jwk' }) };
+    return { kid, privateKey: createPrivateKey({ key: fields, format: 'jwk' }) };
   } catch {
     return 'cannot be read as an Ed25519 private key';
   }

@@ -6,14 +6,11 @@ import {
   type SideEffectClass,
   ToolplaneError,
   canonicalJson,
-  compileLinearRegExp,
   isFlowToolId,
   throwIfAborted,
 } from '@toolplane/contracts';
-import { Ajv, type AnySchema, type CodeOptions, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsPlugin from 'ajv-formats';
+import { compileSchema, createSchemaEngine, schemaDialectOf, violationPath, type SchemaDialect, type SchemaEngine } from '@toolplane/json-schema';
+import type { ErrorObject } from '@toolplane/json-schema';
 import { type FlowExpressions, flowExpressions } from './flow-expressions.js';
 
 // Publishing a Flow version checks the whole body at once and reports every problem in one error, so an operator
@@ -155,31 +152,22 @@ export interface FlowSchemaOptions {
   readonly maxViolations?: number;
 }
 
-type Dialect = '2020-12' | '2019-09' | 'draft-07';
-
-interface Engine {
-  readonly ajv: Ajv | Ajv2019 | Ajv2020;
-  compilations: number;
-}
-
 // ajv keeps compiled helpers in an instance-wide scope that removing a schema does not free: instances are renewed.
 const COMPILATIONS_PER_ENGINE = 500;
-// Values a schema that recurses into itself without consuming input overflows the stack on.
-const probes: readonly unknown[] = [{}, [], '', 0, null, true];
 
 /** Builds a schema compiler with its own cache. */
 export function flowSchemas(options: FlowSchemaOptions = {}): FlowSchemas {
   const maxEntries = options.maxEntries ?? 256;
   const maxPatternLength = options.maxPatternLength ?? 4096;
   const maxViolations = options.maxViolations ?? 5;
-  const engines = new Map<Dialect, Engine>();
+  const engines = new Map<SchemaDialect, SchemaEngine>();
   const cache = new Map<string, { readonly compiled: CompiledFlowSchema; readonly release: () => void }>();
   let nextId = 1;
 
-  const engineFor = (dialect: Dialect): Engine => {
+  const engineFor = (dialect: SchemaDialect): SchemaEngine => {
     let engine = engines.get(dialect);
     if (engine === undefined || engine.compilations >= COMPILATIONS_PER_ENGINE) {
-      engine = createEngine(dialect, maxPatternLength);
+      engine = createSchemaEngine(dialect, maxPatternLength);
       engines.set(dialect, engine);
     }
     return engine;
@@ -188,29 +176,16 @@ export function flowSchemas(options: FlowSchemaOptions = {}): FlowSchemas {
   const build = (schema: JsonObject): { readonly compiled: CompiledFlowSchema; readonly release: () => void } => {
     const unusable = (problem: string) => ({ compiled: { usable: false, problem } as const, release: () => undefined });
     const { $schema: declared, $id: _id, ...root } = schema;
-    let dialect: Dialect = '2020-12';
+    let dialect: SchemaDialect = '2020-12';
     if (declared !== undefined) {
-      const known = typeof declared === 'string' ? dialectOf(declared) : undefined;
+      const known = typeof declared === 'string' ? schemaDialectOf(declared) : undefined;
       if (known === undefined) return unusable(`unsupported $schema ${clip(JSON.stringify(declared), 200)}: use draft-07, 2019-09 or 2020-12`);
       dialect = known;
     }
-    const engine = engineFor(dialect);
-    const rooted = { ...root, $id: `urn:toolplane:flow-schema:${nextId++}` } as AnySchema;
-    engine.compilations++;
-    let validate: ValidateFunction;
-    try {
-      validate = engine.ajv.compile(rooted);
-    } catch (error) {
-      if (error instanceof RangeError) return unusable('the schema refers to itself without consuming input (endless recursion)');
-      return unusable(`the schema does not compile: ${clip(error instanceof Error ? error.message : String(error), 512)}`);
-    }
-    const release = () => engine.ajv.removeSchema(rooted);
-    try {
-      for (const probe of probes) validate(probe);
-    } catch (error) {
-      release();
-      return unusable(error instanceof RangeError ? 'the schema refers to itself without consuming input (endless recursion)' : 'validating against the schema fails unexpectedly');
-    }
+    const compiled = compileSchema(engineFor(dialect), root, `urn:toolplane:flow-schema:${nextId++}`);
+    if ('problem' in compiled) return unusable(compiled.problem);
+    const { validate } = compiled;
+    const release = () => compiled.engine.ajv.removeSchema(compiled.schema);
     const check = (value: unknown): readonly string[] => {
       let valid: boolean;
       try {
@@ -249,69 +224,6 @@ export function flowSchemas(options: FlowSchemaOptions = {}): FlowSchemas {
   };
 }
 
-function dialectOf(uri: string): Dialect | undefined {
-  const normalized = uri.replace(/#$/, '').replace(/^https?:\/\//, '');
-  if (normalized === 'json-schema.org/draft/2020-12/schema') return '2020-12';
-  if (normalized === 'json-schema.org/draft/2019-09/schema') return '2019-09';
-  if (normalized === 'json-schema.org/draft-07/schema') return 'draft-07';
-  return undefined;
-}
-
 function violationOf(error: ErrorObject): string {
-  const params = error.params as Record<string, unknown>;
-  const property = params.additionalProperty ?? params.unevaluatedProperty ?? params.missingProperty;
-  const path = `${error.instancePath}${typeof property === 'string' ? `/${property.replaceAll('~', '~0').replaceAll('/', '~1')}` : ''}`;
-  return clip(`${path === '' ? '/' : path} ${error.message ?? `fails ${error.keyword}`}`, 300);
-}
-
-// ajv-formats is CommonJS with a default export; which of the two shapes arrives depends on the loader.
-const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).default ?? addFormatsPlugin) as (ajv: unknown, options: { mode: 'fast' }) => void;
-
-function createEngine(dialect: Dialect, maxPatternLength: number): Engine {
-  const options: Options = {
-    strict: false,
-    allErrors: true,
-    allowUnionTypes: true,
-    logger: false,
-    // Compiled schemas are not registered by id: flows cannot see, shadow or collide with each other's schemas.
-    addUsedSchema: false,
-    code: { regExp: linearRegExpEngine(maxPatternLength) },
-  };
-  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
-  addFormats(ajv, { mode: 'fast' });
-  ajv.removeKeyword('uniqueItems');
-  ajv.addKeyword(uniqueItemsKeyword());
-  return { ajv, compilations: 0 };
-}
-
-/** ajv's `code.regExp`: every `pattern` runs on RE2 (linear time); one it cannot compile fails compilation. */
-function linearRegExpEngine(maxPatternLength: number): NonNullable<CodeOptions['regExp']> {
-  const engine = (pattern: string) => {
-    const compiled = compileLinearRegExp(pattern, { maxLength: maxPatternLength });
-    if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(clip(pattern, 100))}: ${compiled.problem}`);
-    // ajv shares compiled patterns by their toString(): it must differ between patterns.
-    return { test: (text: string) => compiled.regExp.test(text), toString: () => `linear:${JSON.stringify(pattern)}` };
-  };
-  return Object.assign(engine, { code: 'toolplane.linearRegExp' });
-}
-
-/** `uniqueItems` by canonical JSON in linear time (ajv compares object items pairwise). */
-function uniqueItemsKeyword(): FuncKeywordDefinition {
-  const validate = (unique: boolean, data: unknown): boolean => {
-    validate.errors = [];
-    if (!unique || !Array.isArray(data)) return true;
-    const seen = new Map<string, number>();
-    for (let j = 0; j < data.length; j++) {
-      const key = canonicalJson(data[j]);
-      const i = seen.get(key);
-      if (i !== undefined) {
-        validate.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${i} and ${j} are identical)`, params: { i, j } }];
-        return false;
-      }
-      seen.set(key, j);
-    }
-    return true;
-  };
-  validate.errors = [] as Partial<ErrorObject>[];
-  return { keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate };
+  return clip(`${violationPath(error)} ${error.message ?? `fails ${error.keyword}`}`, 300);
 }

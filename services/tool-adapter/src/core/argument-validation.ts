@@ -1,11 +1,8 @@
-import { canonicalJson, type ToolFailure } from '@toolplane/contracts';
-import { Ajv, type AnySchema, type CodeOptions, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsPlugin from 'ajv-formats';
-import { compileLinearRegExp } from './linear-regexp.js';
+import type { ToolFailure } from '@toolplane/contracts';
+import { compileSchema, createSchemaEngine, violationPath, type SchemaDialect, type SchemaEngine } from '@toolplane/json-schema';
+import type { AnySchema, ErrorObject, ValidateFunction } from '@toolplane/json-schema';
 import { LruCache } from './lru-cache.js';
-import { defaultSchemaLimits, inspectInputSchema, type SchemaDialect, type SchemaLimits } from './schema-guard.js';
+import { defaultSchemaLimits, inspectInputSchema, type SchemaLimits } from './schema-guard.js';
 
 // Argument validation against a descriptor's input schema (ajv 8). Each schema is compiled once per (toolId,
 // toolVersion, definitionHash) and kept in an LRU cache, refusals included, so a bad schema costs one attempt,
@@ -62,107 +59,12 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** ajv's `code.regExp`: every schema `pattern` runs on RE2 (linear time); one it cannot compile fails compilation. */
-function linearRegExpEngine(maxPatternLength: number): NonNullable<CodeOptions['regExp']> {
-  const engine = (pattern: string) => {
-    const compiled = compileLinearRegExp(pattern, { maxLength: maxPatternLength });
-    if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(clip(pattern, 100))}: ${compiled.problem}`);
-    // ajv shares compiled patterns by their toString(): it must differ between patterns.
-    return { test: (text: string) => compiled.regExp.test(text), toString: () => `linear:${JSON.stringify(pattern)}` };
-  };
-  return Object.assign(engine, { code: 'toolplane.linearRegExp' });
-}
-
-/**
- * `uniqueItems` by canonical JSON in linear time. ajv's own keyword compares object items pairwise (quadratic), so
- * a large array of objects in the arguments could stall the service.
- */
-function uniqueItemsKeyword(): FuncKeywordDefinition {
-  const validate = (unique: boolean, data: unknown): boolean => {
-    validate.errors = [];
-    if (!unique || !Array.isArray(data)) return true;
-    const seen = new Map<string, number>();
-    for (let j = 0; j < data.length; j++) {
-      let key: string;
-      try {
-        key = canonicalJson(data[j]);
-      } catch {
-        continue; // not JSON: the request schema already refused such arguments
-      }
-      const i = seen.get(key);
-      if (i !== undefined) {
-        validate.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${i} and ${j} are identical)`, params: { i, j } }];
-        return false;
-      }
-      seen.set(key, j);
-    }
-    return true;
-  };
-  validate.errors = [] as Partial<ErrorObject>[];
-  return { keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate };
-}
-
-// ajv-formats is CommonJS with a default export; which of the two shapes arrives depends on the loader.
-const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).default ?? addFormatsPlugin) as (ajv: unknown, options: { mode: 'fast' }) => void;
-
-/** One ajv instance of one dialect, counting what it compiled. */
-interface SchemaEngine {
-  readonly ajv: Ajv | Ajv2019 | Ajv2020;
-  compilations: number;
-}
-
-function createEngine(dialect: SchemaDialect, maxPatternLength: number): SchemaEngine {
-  const options: Options = {
-    strict: false,
-    allErrors: true,
-    allowUnionTypes: true,
-    logger: false,
-    // Compiled schemas are not registered by id: tools cannot see, shadow or collide with each other's schemas.
-    addUsedSchema: false,
-    code: { regExp: linearRegExpEngine(maxPatternLength) },
-  };
-  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
-  addFormats(ajv, { mode: 'fast' });
-  ajv.removeKeyword('uniqueItems');
-  ajv.addKeyword(uniqueItemsKeyword());
-  return { ajv, compilations: 0 };
-}
-
 type Compiled =
   | { readonly usable: true; readonly schemaText: string; readonly validate: ValidateFunction; readonly engine: SchemaEngine; readonly schema: AnySchema }
   | { readonly usable: false; readonly schemaText: string; readonly problem: string };
 
-// Values a schema that recurses into itself without consuming input overflows the stack on.
-const probes: readonly unknown[] = [{}, [], '', 0, null, true];
-
-function compileWith(engine: SchemaEngine, schema: AnySchema, id: string): { validate: ValidateFunction; schema: AnySchema; engine: SchemaEngine } | { problem: string } {
-  const rooted = typeof schema === 'boolean' ? schema : { ...schema, $id: id };
-  engine.compilations++;
-  let validate: ValidateFunction;
-  try {
-    validate = engine.ajv.compile(rooted);
-  } catch (error) {
-    return { problem: `the schema does not compile: ${clip(error instanceof Error ? error.message : String(error), 512)}` };
-  }
-  try {
-    for (const probe of probes) validate(probe);
-  } catch (error) {
-    engine.ajv.removeSchema(rooted);
-    return {
-      problem:
-        error instanceof RangeError ? 'the schema refers to itself without consuming input (endless recursion)' : 'validating against the schema fails unexpectedly',
-    };
-  }
-  return { validate, schema: rooted, engine };
-}
-
 function violationOf(error: ErrorObject): SchemaViolation {
-  let path = error.instancePath === '' ? '' : error.instancePath;
-  const params = error.params as Record<string, unknown>;
-  // The offending or missing property is part of where the problem is, and is a name, not an argument value.
-  const property = params.additionalProperty ?? params.unevaluatedProperty ?? params.missingProperty;
-  if (typeof property === 'string') path = `${path}/${property.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-  return { path: clip(path === '' ? '/' : path, MAX_PATH_LENGTH), keyword: error.keyword, message: clip(error.message ?? `fails ${error.keyword}`, MAX_MESSAGE_LENGTH) };
+  return { path: clip(violationPath(error), MAX_PATH_LENGTH), keyword: error.keyword, message: clip(error.message ?? `fails ${error.keyword}`, MAX_MESSAGE_LENGTH) };
 }
 
 /** Validates invocation arguments against descriptor input schemas, compiling each schema once. */
@@ -249,7 +151,7 @@ export class ArgumentValidators {
   #compile(schemaText: string): Compiled {
     const inspected = inspectInputSchema(schemaText, this.#limits);
     if (!inspected.ok) return { usable: false, schemaText, problem: inspected.problem };
-    const attempt = (dialect: SchemaDialect) => compileWith(this.#engine(dialect), inspected.schema, `urn:toolplane:input-schema:${this.#nextId++}`);
+    const attempt = (dialect: SchemaDialect) => compileSchema(this.#engine(dialect), inspected.schema, `urn:toolplane:input-schema:${this.#nextId++}`);
     let result = attempt(inspected.dialect);
     // MCP assumes 2020-12 when a schema names no dialect, but many servers still write draft-07 schemas unlabelled.
     if ('problem' in result && !inspected.declared) {
@@ -263,7 +165,7 @@ export class ArgumentValidators {
   #engine(dialect: SchemaDialect): SchemaEngine {
     let engine = this.#engines.get(dialect);
     if (engine === undefined || engine.compilations >= this.#compilationsPerEngine) {
-      engine = createEngine(dialect, this.#limits.maxPatternLength);
+      engine = createSchemaEngine(dialect, this.#limits.maxPatternLength);
       this.#engines.set(dialect, engine);
     }
     return engine;

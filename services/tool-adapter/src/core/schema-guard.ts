@@ -1,19 +1,10 @@
 import { MAX_JSON_DEPTH } from '@toolplane/contracts';
+import { schemaDialectOf, type SchemaDialect } from '@toolplane/json-schema';
 import { compileLinearRegExp } from './linear-regexp.js';
 
 // Input schemas come from MCP servers, i.e. from outside: before ajv sees one, it is bounded (bytes, nesting) and
 // inspected for constructs that could reach beyond the schema (remote references, foreign ids), could not run in
 // linear time (patterns RE2 cannot compile), or that ajv would resolve against other tools' schemas.
-
-/** The JSON Schema dialects an input schema may declare. */
-export const SCHEMA_DIALECTS = {
-  'draft-07': ['http://json-schema.org/draft-07/schema'],
-  '2019-09': ['https://json-schema.org/draft/2019-09/schema'],
-  '2020-12': ['https://json-schema.org/draft/2020-12/schema'],
-} as const;
-
-/** One of {@link SCHEMA_DIALECTS}. */
-export type SchemaDialect = keyof typeof SCHEMA_DIALECTS;
 
 /** Bounds on an untrusted input schema. */
 export interface SchemaLimits {
@@ -94,15 +85,6 @@ function nestingDepth(text: string, limit: number): number {
   return deepest;
 }
 
-function dialectOf(uri: string): SchemaDialect | undefined {
-  const normalized = uri.replace(/#$/, '').replace(/^http:\/\/json-schema\.org\/draft\/(2019-09|2020-12)/, 'https://json-schema.org/draft/$1');
-  const withHttp = normalized.replace(/^https:\/\/json-schema\.org\/draft-07\//, 'http://json-schema.org/draft-07/');
-  for (const [dialect, uris] of Object.entries(SCHEMA_DIALECTS) as [SchemaDialect, readonly string[]][]) {
-    if (uris.includes(withHttp)) return dialect;
-  }
-  return undefined;
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -137,7 +119,7 @@ export function inspectInputSchema(text: string, limits: SchemaLimits = defaultS
   let dialect: SchemaDialect = '2020-12';
   if (declaredDialect !== undefined) {
     if (typeof declaredDialect !== 'string') return refuse('$schema is not a string');
-    const known = dialectOf(declaredDialect);
+    const known = schemaDialectOf(declaredDialect);
     if (known === undefined) return refuse(`unsupported $schema ${JSON.stringify(declaredDialect.slice(0, 200))}: use draft-07, 2019-09 or 2020-12`);
     dialect = known;
   }

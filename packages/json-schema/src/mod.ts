@@ -1,0 +1,3 @@
+export { SCHEMA_DIALECTS, compileSchema, createSchemaEngine, schemaDialectOf, violationPath } from './schema-engine.js';
+export type { CompiledSchema, SchemaDialect, SchemaEngine } from './schema-engine.js';
+export type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';

@@ -1,0 +1,3 @@
+import { toolplaneVitestConfig } from '../../vitest.preset.js';
+
+export default toolplaneVitestConfig({ infra: false });
