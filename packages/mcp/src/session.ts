@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ToolplaneError } from '@toolplane/contracts';
 import path from 'node:path';
+import { tracedToolCall } from './call-tracing.js';
 import type { McpImplementation, McpPrompt, McpResource, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
 import { normalizePrompt, normalizeResource, normalizeTool, normalizeToolResult } from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
@@ -358,8 +359,11 @@ class ClientSession implements McpSession {
   callTool(name: string, args: Record<string, unknown>, options: McpRequestOptions = {}): Promise<McpToolResult> {
     // The SDK's Client.callTool would also check structuredContent against the outputSchema it cached from
     // tools/list, and throw after the tool ran; validation against the bound schema is the caller's job.
-    return this.run('tools/call', options, name, async (sdk) =>
-      normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, sdk)),
+    const traced = { transport: this.transport, sessionId: this.parts.http?.transport.sessionId, protocolVersion: this.version };
+    return tracedToolCall(name, traced, (meta) =>
+      this.run('tools/call', options, name, async (sdk) =>
+        normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params: meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta } }, CallToolResultSchema, sdk)),
+      ),
     );
   }
 

@@ -20,6 +20,8 @@ export const FixtureServer = {
   hostile: 'hostile',
   /** reveal_env, reveal_header: a credential it was given, verbatim and encoded, with its length and hash ($COUNT_FILE). */
   secretEcho: 'secret-echo',
+  /** echo_meta: the `_meta` of the tools/call it received (a trace context, for one), as structuredContent `{ meta }`. */
+  metaEcho: 'meta-echo',
 } as const;
 /** The name of a fixture server. */
 export type FixtureServer = (typeof FixtureServer)[keyof typeof FixtureServer];
