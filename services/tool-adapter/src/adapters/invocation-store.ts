@@ -36,6 +36,11 @@ export interface CallPosition {
   readonly streamId: string;
   readonly state: InvocationCallState;
   readonly version: number;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the append that parked the call for an approval, when the
+   * store hands message headers back: the resumed call continues that trace.
+   */
+  readonly parkedTrace?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A stored call in one piece (the call now and its processing lease), as lookups and tests see it. */

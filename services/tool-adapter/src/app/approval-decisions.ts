@@ -1,7 +1,10 @@
+import { context } from '@opentelemetry/api';
 import { ToolplaneError, hasErrorCode, isRetryable, scopeOfSubject, type ApprovalExpired, type ApprovalGranted, type ApprovalOutcomeEvent, type ApprovalRejected, type ApprovalVoided, type ToolInvocation } from '@toolplane/contracts';
 import type { DeliveryContext } from '@toolplane/messaging';
+import type { CallPosition } from '../adapters/invocation-store.js';
+import { activeWith, startStageSpan, traceApprovalWait, traceStageError, traceStageOutcome } from '../adapters/invocation-tracing.js';
 import { leaseAlive } from '../core/invocation-decider.js';
-import { advancePipeline, resumePipeline, type StageOutcome } from '../core/invocation-pipeline.js';
+import { advancePipeline, resumePipeline, type PipelineState, type PipelineTransition, type StageOutcome } from '../core/invocation-pipeline.js';
 import { Outbound, descriptorFor, runPipeline } from './invocation-handler.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 
@@ -29,12 +32,33 @@ export async function handleApprovalDecision(runtime: InvocationRuntime, event: 
   // Claim it first (an append at the version read, renewing the lease): of two handlers of the decision, one goes
   // on, and only that one consumes the approval.
   const claimed = await runtime.calls.record(found, { invocation: parked, events: [], settled: false, now }, delivery.signal);
+  // The wait ends here: the resumed stages continue the call's trace (linked to the decision's), not the decision's.
+  const callTrace = traceApprovalWait({ parkedAt: new Date(parked.updatedAt), resumedAt: now, parkedTrace: found.parkedTrace, invocation: parked });
+  const resume = () => resumeDecided(runtime, event, delivery, point.state, claimed);
+  await (callTrace === undefined ? resume() : context.with(callTrace, resume));
+}
+
+/** Performs the APPROVAL_DECISION stage on the claimed call, then the stages after it. */
+async function resumeDecided(runtime: InvocationRuntime, event: ApprovalDecisionEvent, delivery: DeliveryContext, parkedState: PipelineState, claimed: CallPosition): Promise<void> {
+  const parked = parkedState.invocation;
+  const scope = { tenant: parked.tenant, workspace: parked.workspace };
   const decidingStartedMs = runtime.elapsedMs();
-  const outcome = await decisionOutcome(runtime, event, parked, delivery.signal);
-  const transition = advancePipeline(point.state, outcome, { now: runtime.clock().toISOString(), signReceipt: runtime.signReceipt });
+  const span = startStageSpan('APPROVAL_DECISION', parked);
+  let transition: PipelineTransition;
+  try {
+    const traced = activeWith(span);
+    const outcome = await (traced === undefined ? decisionOutcome(runtime, event, parked, delivery.signal) : context.with(traced, decisionOutcome, undefined, runtime, event, parked, delivery.signal));
+    transition = advancePipeline(parkedState, outcome, { now: runtime.clock().toISOString(), signReceipt: runtime.signReceipt });
+    if (transition.accepted) traceStageOutcome(span, outcome, transition.state);
+  } catch (error) {
+    traceStageError(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
   runtime.observer.stagePerformed('APPROVAL_DECISION', (runtime.elapsedMs() - decidingStartedMs) / 1000);
   if (!transition.accepted) {
-    runtime.logger.warn({ approvalId, invocationId: parked.invocationId, problem: transition.problem }, 'approval decision does not apply to the parked invocation');
+    runtime.logger.warn({ approvalId: event.data.approvalId, invocationId: parked.invocationId, problem: transition.problem }, 'approval decision does not apply to the parked invocation');
     return;
   }
   const outbound = new Outbound(runtime);

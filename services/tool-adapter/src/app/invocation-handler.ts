@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import {
   ToolplaneError,
   isTerminalInvocationState,
@@ -16,6 +17,7 @@ import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
 import type { CallPosition } from '../adapters/invocation-store.js';
+import { activeWith, startStageSpan, traceStageError, traceStageOutcome } from '../adapters/invocation-tracing.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
@@ -252,51 +254,86 @@ export async function runPipeline(runtime: InvocationRuntime, initial: PipelineS
   while (state.step !== 'DONE') {
     if (state.step === 'APPROVAL_DECISION') return; // parked: the approval decision resumes it, on any replica
     const step = state.step;
-    let outcome: StageOutcome;
-    if (state.step === 'EXECUTE') {
-      // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over. Renewals
-      // are appends: the next write is guarded by the version the last one produced.
-      const hold = runtime.calls.holdWhileExecuting(position, runtime.clock);
-      try {
-        outcome = await performStage(runtime, state, run, memo);
-      } finally {
-        position = await hold.release();
+    // The stage's span; what a recording stage does (requests, appends, published events) runs with it active. With
+    // tracing off the span is the API's no-op and `traced` is undefined: the stage is called as it is.
+    const span = startStageSpan(step, state.invocation);
+    const traced = activeWith(span);
+    try {
+      let outcome: StageOutcome;
+      if (state.step === 'EXECUTE') {
+        // The lease is renewed while the provider call runs, so only a dead handler's call can be taken over. Renewals
+        // are appends: the next write is guarded by the version the last one produced.
+        const hold = runtime.calls.holdWhileExecuting(position, runtime.clock);
+        try {
+          outcome = await (traced === undefined ? performStage(runtime, state, run, memo) : context.with(traced, performStage, undefined, runtime, state, run, memo));
+        } finally {
+          position = await hold.release();
+        }
+      } else {
+        // A stage without I/O is performed in the same turn: no await between the ending's events and the reply, so
+        // both leave in one socket write.
+        const performed = traced === undefined ? performStage(runtime, state, run, memo) : context.with(traced, performStage, undefined, runtime, state, run, memo);
+        outcome = performed instanceof Promise ? await performed : performed;
       }
-    } else {
-      // A stage without I/O is performed in the same turn: no await between the ending's events and the reply, so
-      // both leave in one socket write.
-      const performed = performStage(runtime, state, run, memo);
-      outcome = performed instanceof Promise ? await performed : performed;
-    }
-    const now = runtime.clock();
-    const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
-    if (!transition.accepted) throw new ToolplaneError('INTERNAL', `the pipeline refused the ${outcome.step} outcome: ${transition.problem}`);
-    pending.push(...transition.events);
-    state = transition.state;
-    if (transition.persist === 'required') {
-      const starting = outcome.step === 'START';
-      if (starting) failpoint(adapterFailpoints.beforeStarted);
-      const { invocation } = state;
-      const ended = isTerminalInvocationState(invocation.state);
-      const parked = invocation.state === 'AwaitingApproval';
-      // How a call ended is recorded even while shutting down (the provider call is over either way): a terminal
-      // write is not given the abort signal, so a stop cannot leave an ended call looking as if it were executing.
-      const signal = ended ? undefined : run.signal;
-      // An approval decision and an operator's reconcile find the call by its ToolCallId: indexed before the
-      // ApprovalRequested (or the Uncertain ending) can be seen.
-      if (parked || invocation.state === 'Uncertain') await runtime.calls.indexToolCallId(run.scope, invocation.toolCallId, invocation.idempotencyKey, signal);
-      position = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now }, signal);
-      if (ended) runtime.observer.ended(invocation);
-      else if (parked) runtime.observer.parked(invocation);
-      if (ended) failpoint(adapterFailpoints.afterTerminal);
-      run.outbound.send(pending);
-      pending = [];
-      if (starting) failpoint(adapterFailpoints.afterStarted);
+      const now = runtime.clock();
+      const transition = advancePipeline(state, outcome, { now: now.toISOString(), signReceipt: runtime.signReceipt });
+      if (!transition.accepted) throw new ToolplaneError('INTERNAL', `the pipeline refused the ${outcome.step} outcome: ${transition.problem}`);
+      pending.push(...transition.events);
+      state = transition.state;
+      if (transition.persist === 'required') {
+        const starting = outcome.step === 'START';
+        const persisted = traced === undefined ? persistTransition(runtime, run, position, state, pending, now, starting) : context.with(traced, persistTransition, undefined, runtime, run, position, state, pending, now, starting);
+        position = await persisted;
+        // Sent in the turn that goes on to the next stage, not inside the append's: an ending's events and the reply
+        // still leave in one socket write.
+        if (traced === undefined) sendPersisted(run, pending, starting);
+        else context.with(traced, sendPersisted, undefined, run, pending, starting);
+        pending = [];
+      }
+      traceStageOutcome(span, outcome, state);
+    } catch (error) {
+      traceStageError(span, error);
+      throw error;
+    } finally {
+      span.end();
     }
     const stageEndedMs = runtime.elapsedMs();
     runtime.observer.stagePerformed(step, (stageEndedMs - stageStartedMs) / 1000);
     stageStartedMs = stageEndedMs;
   }
+}
+
+/** Appends a transition the core said must be persisted, at the version last read or written; the position it leaves the call at. */
+async function persistTransition(
+  runtime: InvocationRuntime,
+  run: RunContext,
+  position: CallPosition,
+  state: PipelineState,
+  pending: readonly PipelineEvent[],
+  now: Date,
+  starting: boolean,
+): Promise<CallPosition> {
+  if (starting) failpoint(adapterFailpoints.beforeStarted);
+  const { invocation } = state;
+  const ended = isTerminalInvocationState(invocation.state);
+  const parked = invocation.state === 'AwaitingApproval';
+  // How a call ended is recorded even while shutting down (the provider call is over either way): a terminal
+  // write is not given the abort signal, so a stop cannot leave an ended call looking as if it were executing.
+  const signal = ended ? undefined : run.signal;
+  // An approval decision and an operator's reconcile find the call by its ToolCallId: indexed before the
+  // ApprovalRequested (or the Uncertain ending) can be seen.
+  if (parked || invocation.state === 'Uncertain') await runtime.calls.indexToolCallId(run.scope, invocation.toolCallId, invocation.idempotencyKey, signal);
+  const recorded = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now }, signal);
+  if (ended) runtime.observer.ended(invocation);
+  else if (parked) runtime.observer.parked(invocation);
+  if (ended) failpoint(adapterFailpoints.afterTerminal);
+  return recorded;
+}
+
+/** Sends the events of a transition once it is appended. */
+function sendPersisted(run: RunContext, pending: readonly PipelineEvent[], starting: boolean): void {
+  run.outbound.send(pending);
+  if (starting) failpoint(adapterFailpoints.afterStarted);
 }
 
 /** The arguments of the run's call, parsed once. */
