@@ -61,13 +61,6 @@ export function traceStageError(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
-/** The W3C trace context of the active span (`traceparent`, `tracestate`), to keep with a call that parks; empty when none. */
-export function activeTraceCarrier(): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier;
-}
-
 /** What a resumed call's spans hang off, and how long it waited. */
 export interface ApprovalWait {
   /** When the call parked (its record's time). */
