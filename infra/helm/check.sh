@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # CI's check of the Helm chart (infra/helm/toolplane): `helm lint`, then `helm template` with the default values and
 # with each production-like values file in the chart's ci/ folder, every rendering validated by kubeconform -strict
-# against the Kubernetes JSON schemas infra/local/install.sh fetched, for every version in KUBERNETES_VERSIONS. Then
+# against the Kubernetes JSON schemas infra/helm/install-tools.sh fetched, for every version in KUBERNETES_VERSIONS. Then
 # it proves the check can fail: renderings with a wrong type, an unknown field, an unknown kind and a secret in a
-# ConfigMap setting must each be rejected. Needs only what install.sh installs; reads nothing from the network.
+# ConfigMap setting must each be rejected. Needs only what install-tools.sh installs; reads nothing from the network.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -16,9 +16,9 @@ schemas="$local_dir/kubernetes-json-schema"
 chart="$here/toolplane"
 
 for tool in "$helm" "$kubeconform"; do
-  [ -x "$tool" ] || { echo "infra/helm/check.sh: $tool is missing; run infra/local/install.sh" >&2; exit 1; }
+  [ -x "$tool" ] || { echo "infra/helm/check.sh: $tool is missing; run infra/helm/install-tools.sh" >&2; exit 1; }
 done
-[ -f "$schemas/.installed" ] || { echo "infra/helm/check.sh: no Kubernetes JSON schemas in $schemas; run infra/local/install.sh" >&2; exit 1; }
+[ -f "$schemas/.installed" ] || { echo "infra/helm/check.sh: no Kubernetes JSON schemas in $schemas; run infra/helm/install-tools.sh" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
