@@ -13,6 +13,7 @@ export type {
   McpToolResult,
 } from './model.js';
 export { DEFAULT_PAGE_LIMITS, type PageLimits } from './pagination.js';
+export { defaultSandboxUser, findBwrap, type StdioSandboxMode, type StdioSandboxOptions } from './sandbox.js';
 export { createMcpPool, type McpPool, type McpPoolOptions } from './pool.js';
 export { MCP_DEFAULTS, connectMcp, minimalPath, type McpConnectOptions, type McpListOptions, type McpRequestOptions, type McpSession } from './session.js';
 export { describeTarget, mcpTargetKey, validateTarget, type McpHttpTarget, type McpStdioTarget, type McpTarget } from './target.js';

@@ -16,6 +16,7 @@ import type { McpImplementation, McpPrompt, McpResource, McpServerCapabilities, 
 import { normalizePrompt, normalizeResource, normalizeTool, normalizeToolResult } from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
+import type { StdioSandboxOptions } from './sandbox.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
 import { NOT_DELIVERED, streamableHttpStatus, translateMcpError } from './translate-error.js';
@@ -50,6 +51,8 @@ export interface McpConnectOptions {
   readonly stdioPath?: string | undefined;
   /** stdio: receives the server's stderr as it arrives (packages do not log; a service may). */
   readonly onStderr?: ((text: string) => void) | undefined;
+  /** stdio: how servers are sandboxed (default: under bubblewrap, with each target's profile). */
+  readonly sandbox?: StdioSandboxOptions | undefined;
 }
 
 /** A live connection to one MCP server, after the handshake. */
@@ -140,6 +143,7 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
       killGraceMs: options.killGraceMs ?? MCP_DEFAULTS.killGraceMs,
       path: options.stdioPath ?? minimalPath(),
       onStderr: options.onStderr,
+      sandbox: options.sandbox,
     });
   } else {
     const sessionFetch = createSessionFetch({ maxMessageBytes, onOversized: (error) => broken(error) });

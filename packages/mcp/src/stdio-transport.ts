@@ -2,11 +2,13 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ToolplaneError } from '@toolplane/contracts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { LineSplitter, LineTooLongError } from './line-splitter.js';
-import { signalProcessGroup, waitForExit } from './process-group.js';
+import { isProcessAlive, signalProcessGroup, waitForExit } from './process-group.js';
+import { bubblewrapArgs, defaultSandboxUser, encodeArgs, findBwrap, limitExplanation, planSandbox, sandboxPids, signalOfExitCode, type SandboxLayout, type StdioSandboxOptions } from './sandbox.js';
 import type { McpStdioTarget } from './target.js';
 import { NOT_DELIVERED } from './translate-error.js';
 
@@ -22,7 +24,12 @@ export interface StdioTransportOptions {
   readonly path: string;
   /** Receives the server's stderr as it arrives (for a service to log); never called with more than 64 KiB at once. */
   readonly onStderr?: ((text: string) => void) | undefined;
+  /** How the server is sandboxed (default: under bubblewrap with the target's profile). */
+  readonly sandbox?: StdioSandboxOptions | undefined;
 }
+
+// How long start() looks for the sandboxed server's host pid (bwrap sets the sandbox up in a few milliseconds).
+const FIND_SANDBOXED_PID_MS = 5_000;
 
 /**
  * An MCP client transport over a child process that the SDK's StdioClientTransport cannot provide: the child
@@ -46,6 +53,9 @@ export class ChildProcessTransport implements Transport {
   private stderrChunks: Buffer[] = [];
   private stderrBytes = 0;
   private negotiatedVersion: string | undefined;
+  private sandbox: SandboxLayout | undefined;
+  private serverPid: number | undefined;
+  private sandboxInit: number | undefined;
 
   constructor(target: McpStdioTarget, options: StdioTransportOptions) {
     this.target = target;
@@ -53,9 +63,17 @@ export class ChildProcessTransport implements Transport {
     this.splitter = new LineSplitter(options.maxMessageBytes);
   }
 
-  /** The process id of the server (also its process group id), once started. */
+  /**
+   * The host process id of the server (also its process group id), once started: inside a sandbox, the server's
+   * own (not bubblewrap's) once it was found.
+   */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.serverPid ?? this.child?.pid;
+  }
+
+  /** The sandbox the server runs in (undefined when the sandbox is off). */
+  get sandboxLayout(): SandboxLayout | undefined {
+    return this.sandbox;
   }
 
   /** Why the transport closed, if it closed on its own (process exit, oversized or malformed output). */
@@ -92,15 +110,52 @@ export class ChildProcessTransport implements Transport {
         details: { providerErrorType: 'ClosedBeforeStart', [NOT_DELIVERED]: true },
       });
     }
-    const child = spawn(this.target.command, [...(this.target.args ?? [])], {
-      cwd,
-      env: { PATH: this.options.path, ...this.target.env },
-      // A new process group (and session), so close() can signal the server and everything it started.
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    if ((this.options.sandbox?.mode ?? 'bubblewrap') === 'bubblewrap') {
+      let bwrap: string;
+      try {
+        bwrap = await findBwrap(this.options.sandbox?.bwrapPath);
+        this.sandbox = await planSandbox({
+          command: this.target.command,
+          args: this.target.args ?? [],
+          env: this.target.env ?? {},
+          path: this.options.path,
+          cwd,
+          ownCwd: this.ownTempDir !== undefined,
+          profile: this.target.sandbox,
+        });
+      } catch (error) {
+        this.closing ??= Promise.resolve();
+        await this.removeTempDir();
+        throw error;
+      }
+      const user = this.options.sandbox?.user ?? defaultSandboxUser();
+      // The session's own working directory is the sandbox user's to write in.
+      if (user !== undefined && this.ownTempDir !== undefined) await chown(this.ownTempDir, user.uid, user.gid);
+      const { options, command } = bubblewrapArgs(this.sandbox);
+      child = spawn(bwrap, ['--args', '3', '--', ...command], {
+        cwd: '/',
+        env: {},
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: true,
+        ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
+      });
+      const argsPipe = child.stdio[3] as Writable | null;
+      argsPipe?.on('error', () => undefined);
+      argsPipe?.end(encodeArgs(options));
+    } else {
+      child = spawn(this.target.command, [...(this.target.args ?? [])], {
+        cwd,
+        env: { PATH: this.options.path, ...this.target.env },
+        // A new process group (and session), so close() can signal the server and everything it started.
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: true,
+      });
+    }
     this.child = child;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -123,11 +178,7 @@ export class ChildProcessTransport implements Transport {
     child.stderr?.on('error', () => undefined);
     child.once('exit', (code, signal) => {
       this.exited = true;
-      if (this.closing === undefined) {
-        this.failure ??= new ToolplaneError('TEMPORARY_UNAVAILABLE', `the server process exited (${signal === null ? `code ${code}` : `signal ${signal}`})`, {
-          details: { providerErrorType: 'ProcessExited', exitCode: code, exitSignal: signal },
-        });
-      }
+      if (this.closing === undefined) this.failure ??= this.exitFailure(code, signal);
       // Let the last stdout lines arrive ('close' comes after the pipes drain), but a helper that inherited the
       // pipes must not keep the transport open: after the grace period the group is killed anyway.
       const sweep = setTimeout(() => void this.close(), this.options.killGraceMs);
@@ -136,6 +187,38 @@ export class ChildProcessTransport implements Transport {
         void this.close();
       });
     });
+    await this.findServerPid(child);
+  }
+
+  /** Why the server's exit ended the session; inside a sandbox, bwrap exits 128+N when the server died of signal N. */
+  private exitFailure(code: number | null, signal: NodeJS.Signals | null): ToolplaneError {
+    const sandbox = this.sandbox;
+    const sandboxSignal = sandbox === undefined ? undefined : signalOfExitCode(code);
+    if (sandbox !== undefined && sandboxSignal !== undefined) {
+      const why = limitExplanation(sandboxSignal, sandbox.profile);
+      return new ToolplaneError('TEMPORARY_UNAVAILABLE', `the sandboxed server process died of ${sandboxSignal}${why === undefined ? '' : `: ${why}`}`, {
+        details: { providerErrorType: 'ProcessExited', exitCode: code, exitSignal: sandboxSignal, sandboxProfile: sandbox.profile.name },
+      });
+    }
+    return new ToolplaneError('TEMPORARY_UNAVAILABLE', `the server process exited (${signal === null ? `code ${code}` : `signal ${signal}`})`, {
+      details: { providerErrorType: 'ProcessExited', exitCode: code, exitSignal: signal },
+    });
+  }
+
+  /** Waits (bounded) until the sandboxed server's host pid is known, or bwrap is gone. */
+  private async findServerPid(child: ChildProcess): Promise<void> {
+    const pid = child.pid;
+    if (this.sandbox === undefined || pid === undefined) return;
+    const until = Date.now() + FIND_SANDBOXED_PID_MS;
+    while (!this.exited && this.closing === undefined && Date.now() < until) {
+      const found = await sandboxPids(pid);
+      if (found.server !== undefined) {
+        this.serverPid = found.server;
+        this.sandboxInit = found.init;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -176,13 +259,21 @@ export class ChildProcessTransport implements Transport {
       } catch {
         // Already closed.
       }
+      // Inside a sandbox the sandbox's init leads the session and group the server and its helpers are in (bwrap's
+      // --new-session): that group gets the SIGTERM (the init itself ignores it: it has no handler). Killing the init
+      // ends everything in the sandbox.
+      const sandboxInit = this.sandbox === undefined ? undefined : (this.sandboxInit ?? (this.exited ? undefined : (await sandboxPids(pid)).init));
+      const serverGroup = sandboxInit ?? pid;
       if (!this.exited) {
-        signalProcessGroup(pid, 'SIGTERM');
+        signalProcessGroup(serverGroup, 'SIGTERM');
         await waitForExit(child, this.options.killGraceMs);
       }
       // Always: the leader may be gone while helpers it started still run in its group.
+      signalProcessGroup(serverGroup, 'SIGKILL');
       signalProcessGroup(pid, 'SIGKILL');
       await waitForExit(child, this.options.killGraceMs);
+      // bwrap is gone; the kernel ends the sandbox's processes with its init a moment later: closed means gone.
+      await waitUntilGone([this.serverPid, sandboxInit], this.options.killGraceMs);
       child.stdout?.destroy();
       child.stderr?.destroy();
       child.stdin?.destroy();
@@ -265,6 +356,11 @@ export class ChildProcessTransport implements Transport {
     this.ownTempDir = undefined;
     if (dir !== undefined) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+async function waitUntilGone(pids: readonly (number | undefined)[], ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (pids.some((pid) => pid !== undefined && isProcessAlive(pid)) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 function parseMessage(line: string): JSONRPCMessage | undefined {

@@ -1,4 +1,4 @@
-import { canonicalHash, ToolplaneError } from '@toolplane/contracts';
+import { canonicalHash, ToolplaneError, type SandboxProfile } from '@toolplane/contracts';
 
 /** A server spawned as a child process and spoken to over its stdin/stdout. */
 export interface McpStdioTarget {
@@ -10,6 +10,8 @@ export interface McpStdioTarget {
   readonly env?: Readonly<Record<string, string>> | undefined;
   /** The child's working directory; a fresh private temporary directory per session when absent. */
   readonly cwd?: string | undefined;
+  /** The sandbox the server runs in when the sandbox is on (default: DEFAULT_SANDBOX_PROFILE). */
+  readonly sandbox?: SandboxProfile | undefined;
 }
 
 /** A server reached over MCP Streamable HTTP. */
@@ -68,7 +70,7 @@ export function validateTarget(target: McpTarget): McpTarget {
  */
 export function mcpTargetKey(target: McpTarget): string {
   if (target.transport === 'stdio') {
-    return canonicalHash({ transport: 'stdio', command: target.command, args: [...(target.args ?? [])], env: { ...target.env }, cwd: target.cwd ?? null });
+    return canonicalHash({ transport: 'stdio', command: target.command, args: [...(target.args ?? [])], env: { ...target.env }, cwd: target.cwd ?? null, sandbox: target.sandbox ?? null });
   }
   const headers = Object.fromEntries(Object.entries(target.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
   return canonicalHash({ transport: 'http', url: new URL(target.url).href, headers });

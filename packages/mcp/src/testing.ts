@@ -1,6 +1,9 @@
 // Test support for every workspace (`@toolplane/mcp/testing`): the fixture MCP servers of this package and the
 // real servers from npm, as stdio targets or as Streamable HTTP processes on free ports. Not for production code.
+import { DEFAULT_SANDBOX_PROFILE, type SandboxProfile } from '@toolplane/contracts';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, readlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -32,9 +35,63 @@ export function fixtureServerPath(name: FixtureServer): string {
   return fileURLToPath(new URL(`../test/fixtures/${name}.mjs`, import.meta.url));
 }
 
-/** A stdio target that runs a fixture server with exactly `env` (plus the minimal PATH the transport adds). */
+// The fixtures' env variables that name a file they write (or watch): its directory is a writable path of their sandbox.
+const FIXTURE_FILE_VARIABLES = ['COUNT_FILE', 'STATE_FILE'];
+
+/**
+ * The sandbox profile of a test server: the default one, with the directories of `dataFiles` writable (each must be
+ * writable by the sandbox's user: make them with {@link sandboxScratchDir}) and `readOnly` paths mounted.
+ */
+export function testSandboxProfile(dataFiles: readonly string[], readOnly: readonly string[] = [], overrides: Partial<SandboxProfile> = {}): SandboxProfile {
+  return {
+    ...DEFAULT_SANDBOX_PROFILE,
+    writablePaths: [...new Set(dataFiles.map((file) => path.dirname(file)))],
+    readOnlyMounts: [...readOnly],
+    ...overrides,
+  };
+}
+
+/**
+ * A fresh scratch directory that a sandboxed server may write in: the sandbox runs as an unprivileged host user when
+ * the tests run as root (see StdioSandboxOptions.user), so the directory is open to every user.
+ */
+export async function sandboxScratchDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(dir, 0o777);
+  return dir;
+}
+
+/**
+ * A stdio target that runs a fixture server with exactly `env` (plus the minimal PATH the transport adds), sandboxed
+ * with the directories of its COUNT_FILE and STATE_FILE writable and `sleep` runnable (counting-echo's spawn_helper).
+ */
 export function fixtureStdioTarget(name: FixtureServer, env: Record<string, string> = {}, cwd?: string): McpStdioTarget {
-  return { transport: 'stdio', command: process.execPath, args: [fixtureServerPath(name)], env, ...(cwd === undefined ? {} : { cwd }) };
+  const files = FIXTURE_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
+  return {
+    transport: 'stdio',
+    command: process.execPath,
+    args: [fixtureServerPath(name)],
+    env,
+    ...(cwd === undefined ? {} : { cwd }),
+    sandbox: testSandboxProfile(files, name === 'counting-echo' ? ['/usr/bin/sleep'] : []),
+  };
+}
+
+/**
+ * The host pid of the process that has pid `innerPid` inside the sandbox (PID namespace) of the process
+ * `sandboxedPid`, or undefined when there is none: a server reports the pids of its own namespace.
+ */
+export async function hostPidInSandbox(sandboxedPid: number, innerPid: number): Promise<number | undefined> {
+  const namespace = await readlink(`/proc/${sandboxedPid}/ns/pid`).catch(() => undefined);
+  if (namespace === undefined) return undefined;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    if ((await readlink(`/proc/${entry}/ns/pid`).catch(() => undefined)) !== namespace) continue;
+    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    const nspid = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+    if (nspid !== undefined && Number(nspid[nspid.length - 1]) === innerPid) return Number(entry);
+  }
+  return undefined;
 }
 
 /** A real MCP server installed from npm. */
@@ -54,7 +111,7 @@ export function everythingStdioTarget(): McpStdioTarget {
 
 /** A stdio target running `@modelcontextprotocol/server-memory`, keeping its graph in `memoryFile` (absolute path). */
 export function memoryStdioTarget(memoryFile: string): McpStdioTarget {
-  return { transport: 'stdio', command: process.execPath, args: [realServerPath('memory')], env: { MEMORY_FILE_PATH: memoryFile } };
+  return { transport: 'stdio', command: process.execPath, args: [realServerPath('memory')], env: { MEMORY_FILE_PATH: memoryFile }, sandbox: testSandboxProfile([memoryFile]) };
 }
 
 /** A server process listening over Streamable HTTP. */

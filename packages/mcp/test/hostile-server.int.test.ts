@@ -1,16 +1,15 @@
 // The hostile fixture: oversized results, slow tools and deadlines, isError results, deep schemas, garbage on
 // stdout, a server that exits. None of it may crash us or leave a process behind.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, createMcpPool, toolDefinitionHash, toolResultError, type McpSession } from '../src/mod.js';
-import { fixtureStdioTarget, isProcessAlive } from '../src/testing.js';
+import { fixtureStdioTarget, isProcessAlive, sandboxScratchDir } from '../src/testing.js';
 
 let scratch: string;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'mcp-hostile-'));
+  scratch = await sandboxScratchDir('mcp-hostile-');
 });
 
 afterAll(async () => {

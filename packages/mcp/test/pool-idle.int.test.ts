@@ -1,7 +1,7 @@
 // Idle sessions of the pool: a target no call has used for idleTimeoutMs is closed (its stdio process ends), a
 // session with a call in flight is kept however long the call takes, and a target used again gets a new session.
 import { describe, expect, it } from 'vitest';
-import { createMcpPool } from '../src/mod.js';
+import { createMcpPool, type McpPool, type McpTarget } from '../src/mod.js';
 import { fixtureStdioTarget, isProcessAlive } from '../src/testing.js';
 
 async function until(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -12,7 +12,11 @@ async function until(what: string, probe: () => boolean, timeoutMs = 10_000): Pr
   }
 }
 
-const pidOf = (result: { structuredContent?: Record<string, unknown> | undefined }): number => Number(result.structuredContent?.['pid']);
+/** The host pid of the server behind a pooled target after a call (a sandboxed server reports its namespace's pid). */
+async function pidAfterCall(pool: McpPool, target: McpTarget): Promise<number> {
+  await pool.callTool(target, 'inspect_process', {}, { timeoutMs: 20_000 });
+  return (await pool.session(target, { timeoutMs: 20_000 })).pid!;
+}
 
 describe('createMcpPool with idleTimeoutMs', () => {
   it('closes a session nobody used for the idle time, ending its process; the next call opens a new one', { timeout: 30_000 }, async () => {
@@ -20,19 +24,19 @@ describe('createMcpPool with idleTimeoutMs', () => {
     try {
       const rotatedAway = fixtureStdioTarget('counting-echo', { TOKEN: 'generation-1' });
       const current = fixtureStdioTarget('counting-echo', { TOKEN: 'generation-2' });
-      const oldPid = pidOf(await pool.callTool(rotatedAway, 'inspect_process', {}, { timeoutMs: 20_000 }));
-      const currentPid = pidOf(await pool.callTool(current, 'inspect_process', {}, { timeoutMs: 20_000 }));
+      const oldPid = await pidAfterCall(pool, rotatedAway);
+      const currentPid = await pidAfterCall(pool, current);
       expect(pool.size).toBe(2);
       // Keep `current` busy with calls spaced well within the idle time while `rotatedAway` goes idle.
       const started = Date.now();
       while (isProcessAlive(oldPid)) {
         if (Date.now() - started > 10_000) throw new Error('the idle session was never closed');
-        expect(pidOf(await pool.callTool(current, 'inspect_process', {}, { timeoutMs: 20_000 }))).toBe(currentPid);
+        expect(await pidAfterCall(pool, current)).toBe(currentPid);
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect(pool.size).toBe(1);
       expect(isProcessAlive(currentPid)).toBe(true);
-      const reopened = pidOf(await pool.callTool(rotatedAway, 'inspect_process', {}, { timeoutMs: 20_000 }));
+      const reopened = await pidAfterCall(pool, rotatedAway);
       expect(reopened).not.toBe(oldPid);
       expect(isProcessAlive(reopened)).toBe(true);
     } finally {

@@ -1,16 +1,15 @@
 // The session pool: one session per target, shared connects, replacement of broken sessions, list_changed
 // across reconnections, close.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpPool, type McpPool } from '../src/mod.js';
-import { fixtureStdioTarget, isProcessAlive, startHttpFixture } from '../src/testing.js';
+import { fixtureStdioTarget, isProcessAlive, startHttpFixture, sandboxScratchDir } from '../src/testing.js';
 
 let scratch: string;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'mcp-pool-'));
+  scratch = await sandboxScratchDir('mcp-pool-');
 });
 
 afterAll(async () => {

@@ -1,17 +1,16 @@
 // Against MCP servers nobody here wrote, installed from npm: server-everything (stdio and Streamable HTTP) and
 // server-memory (stdio).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, type McpSession, type McpTarget } from '../src/mod.js';
-import { everythingStdioTarget, isProcessAlive, memoryStdioTarget, startEverythingHttp, type HttpServerProcess } from '../src/testing.js';
+import { everythingStdioTarget, isProcessAlive, memoryStdioTarget, startEverythingHttp, type HttpServerProcess, sandboxScratchDir } from '../src/testing.js';
 
 let scratch: string;
 let everythingHttp: HttpServerProcess;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'mcp-real-'));
+  scratch = await sandboxScratchDir('mcp-real-');
   everythingHttp = await startEverythingHttp();
 });
 

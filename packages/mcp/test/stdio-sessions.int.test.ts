@@ -1,16 +1,16 @@
 // stdio sessions against this package's fixture servers: pagination, the child's environment and working
 // directory, process-group kill, JSON-RPC errors, list_changed.
-import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, toolDefinitionHash, type McpSession } from '../src/mod.js';
-import { fixtureStdioTarget, isProcessAlive } from '../src/testing.js';
+import { fixtureStdioTarget, isProcessAlive, sandboxScratchDir, hostPidInSandbox } from '../src/testing.js';
 
 let scratch: string;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(path.join(tmpdir(), 'mcp-stdio-'));
+  scratch = await sandboxScratchDir('mcp-stdio-');
 });
 
 afterAll(async () => {
@@ -96,10 +96,11 @@ describe('the counting echo fixture over stdio', () => {
     await session.ping({ timeoutMs: 10_000 });
   });
 
-  it('gives the child only its declared env plus PATH, in a private working directory', async () => {
+  it('gives the child only its declared env plus PATH (and PWD, which bubblewrap sets), in a private working directory', async () => {
     const inspected = await session.callTool('inspect_process', {}, { timeoutMs: 10_000 });
     const report = inspected.structuredContent as { envNames: string[]; env: Record<string, string>; cwd: string };
-    expect(report.envNames).toEqual(['COUNT_FILE', 'DECLARED', 'FIXTURE_PAGE_SIZE', 'PATH']);
+    expect(report.envNames).toEqual(['COUNT_FILE', 'DECLARED', 'FIXTURE_PAGE_SIZE', 'PATH', 'PWD']);
+    expect(report.env['PWD']).toBe(report.cwd);
     expect(report.env['PATH']?.split(':')).toEqual(expect.arrayContaining(['/usr/bin', '/bin']));
     expect(report.cwd.startsWith(path.join(tmpdir(), 'toolplane-mcp-'))).toBe(true);
     expect(report.cwd).not.toBe(process.cwd());
@@ -123,8 +124,10 @@ describe('stdio process lifecycle', () => {
     const inspected = await session.callTool('inspect_process', {}, { timeoutMs: 10_000 });
     const { cwd } = inspected.structuredContent as { cwd: string };
     const helper = await session.callTool('spawn_helper', {}, { timeoutMs: 10_000 });
-    const helperPid = (helper.structuredContent as { pid: number }).pid;
     const serverPid = session.pid!;
+    // The helper's pid as the server sees it is one of the sandbox's PID namespace.
+    const helperPid = (await hostPidInSandbox(serverPid, (helper.structuredContent as { pid: number }).pid))!;
+    expect(helperPid).toBeTypeOf('number');
     expect(isProcessAlive(serverPid)).toBe(true);
     expect(isProcessAlive(helperPid)).toBe(true);
     expect(await exists(cwd)).toBe(true);
@@ -140,6 +143,8 @@ describe('stdio process lifecycle', () => {
 
   it('runs in the working directory it is given and leaves it in place', async () => {
     const cwd = await mkdtemp(path.join(scratch, 'given-'));
+    // Bound read-only into the sandbox, whose user must be able to enter it.
+    await chmod(cwd, 0o755);
     const session = await connectMcp(fixtureStdioTarget('counting-echo', {}, cwd), { timeoutMs: 20_000 });
     const inspected = await session.callTool('inspect_process', {}, { timeoutMs: 10_000 });
     expect((inspected.structuredContent as { cwd: string }).cwd).toBe(cwd);
@@ -172,7 +177,7 @@ describe('stdio process lifecycle', () => {
       const session = await connectMcp(fixtureStdioTarget('counting-echo'), { timeoutMs: 20_000 });
       const inspected = await session.callTool('inspect_process', {}, { timeoutMs: 10_000 });
       await session.close();
-      expect((inspected.structuredContent as { envNames: string[] }).envNames).toEqual(['PATH']);
+      expect((inspected.structuredContent as { envNames: string[] }).envNames).toEqual(['PATH', 'PWD']);
     } finally {
       delete process.env['TOOLPLANE_SECRET_IN_PARENT'];
     }
