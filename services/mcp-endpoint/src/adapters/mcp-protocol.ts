@@ -13,6 +13,7 @@ import { hasErrorCode, type JsonObject } from '@toolplane/contracts';
 import type { Caller } from '../app/authenticate.js';
 import { McpProtocolError, listFailureMessage, type GovernedTools } from '../app/governed-tools.js';
 import type { InFlightCalls } from '../app/in-flight-calls.js';
+import { inToolCallSpan } from './call-tracing.js';
 import { outcomeOfResponse, rpcMessagesOf, type RequestOutcome } from '../core/request-outcome.js';
 import type { EndpointMetrics } from './endpoint-metrics.js';
 
@@ -116,7 +117,8 @@ export async function answerMcpPost(post: McpPost, deps: McpProtocolDeps): Promi
     try {
       const signal = AbortSignal.any([extra.signal, tracked.signal]);
       const args: JsonObject = request.params.arguments ?? {};
-      const result = await deps.tools.call(post.caller, { name: request.params.name, arguments: args, meta: request.params._meta, requestId: extra.requestId, session: post.session, headerTimeoutMs: post.headerTimeoutMs }, signal);
+      const call = { name: request.params.name, arguments: args, meta: request.params._meta, requestId: extra.requestId, session: post.session, headerTimeoutMs: post.headerTimeoutMs };
+      const result = await inToolCallSpan({ ...call, scope: post.caller.scope }, () => deps.tools.call(post.caller, call, signal));
       return { ...result };
     } catch (error) {
       throw rpcFailureOf(error);
