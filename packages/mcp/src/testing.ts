@@ -25,6 +25,8 @@ export const FixtureServer = {
   secretEcho: 'secret-echo',
   /** echo_meta: the `_meta` of the tools/call it received (a trace context, for one), as structuredContent `{ meta }`. */
   metaEcho: 'meta-echo',
+  /** read_file, connect, fork_bomb, allocate, write_file, burn_cpu: tries to get out of its sandbox and reports how it went. */
+  escapist: 'escapist',
 } as const;
 /** The name of a fixture server. */
 export type FixtureServer = (typeof FixtureServer)[keyof typeof FixtureServer];
