@@ -38,3 +38,13 @@ export {
   type ServiceMetrics,
 } from './service-metrics.js';
 export { ShutdownStack } from './shutdown.js';
+export {
+  recordSpansInMemory,
+  startTracing,
+  tracingSettings,
+  type InMemoryTracing,
+  type ReadableSpan,
+  type Tracing,
+  type TracingOptions,
+  type TracingSettings,
+} from './tracing.js';

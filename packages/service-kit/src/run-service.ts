@@ -8,6 +8,7 @@ import { startHealthServer, type HealthServer, type HttpRouteHandler, type Readi
 import { createLogger, type Logger } from './logger.js';
 import { serviceMetrics } from './service-metrics.js';
 import { ShutdownStack } from './shutdown.js';
+import { startTracing, type Tracing } from './tracing.js';
 
 /** What every service declares about itself, with MongoDB or without. */
 interface CommonDefinition<C extends StorelessServiceConfig> {
@@ -104,7 +105,10 @@ async function startWith<C extends StorelessServiceConfig>(
     throw error;
   }
   const logger = createLogger({ service: definition.name, level: config.LOG_LEVEL, instanceId: config.INSTANCE_ID });
+  const tracing = startServiceTracing(definition.name, env, logger, config.INSTANCE_ID);
   const shutdown = new ShutdownStack(logger);
+  // Registered first, so it runs last: the spans of draining consumers and closing connections are exported too.
+  shutdown.push('tracing', () => tracing.stop());
   const controller = new AbortController();
   const readiness: ReadinessCheck[] = [];
   const metrics = new Registry();
@@ -246,6 +250,16 @@ export async function runService(definition: ServiceDefinition<BaseServiceConfig
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/** Tracing for a service (off without an OTLP endpoint); a malformed `OTEL_*` setting fails start-up with one line. */
+function startServiceTracing(serviceName: string, env: Record<string, string | undefined>, logger: Logger, instanceId: string | undefined): Tracing {
+  try {
+    return startTracing({ serviceName, env, logger, ...(instanceId === undefined ? {} : { instanceId }) });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new StartupError(`invalid configuration: ${error.message}`);
+    throw error;
+  }
 }
 
 function messageOf(error: unknown): string {
