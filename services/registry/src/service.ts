@@ -53,6 +53,8 @@ export const registryConfig = baseServiceConfig({ httpPort: 7101 })
     MCP_REQUEST_TIMEOUT_MS: millisecondsSetting(30_000),
     /** The PATH stdio servers run with and their commands are looked up on (default: node's directory and the system's). */
     MCP_STDIO_PATH: z.string().min(1, 'is empty').optional(),
+    /** `bubblewrap` runs every stdio server it discovers and watches in its sandbox (bwrap must be installed); `off` as a plain child process. */
+    MCP_STDIO_SANDBOX: z.enum(['bubblewrap', 'off'], { error: 'must be bubblewrap or off' }).default('bubblewrap'),
   })
   .refine((config) => config.REGISTRY_WATCH_LEASE_MS > config.REGISTRY_HEALTH_INTERVAL_MS + config.REGISTRY_HEALTH_TIMEOUT_MS, {
     path: ['REGISTRY_WATCH_LEASE_MS'],
@@ -84,6 +86,7 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
       handshakeTimeoutMs: config.MCP_HANDSHAKE_TIMEOUT_MS,
       requestTimeoutMs: config.MCP_REQUEST_TIMEOUT_MS,
       stdioPath: config.MCP_STDIO_PATH,
+      sandbox: { mode: config.MCP_STDIO_SANDBOX },
       // A server's stderr is its own diagnostics: its size only, never its text, which may echo arguments.
       onStderr: (serverId, text) => mcpLog.debug({ serverId, bytes: text.length }, 'stdio server wrote to stderr'),
     });

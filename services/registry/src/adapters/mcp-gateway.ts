@@ -1,7 +1,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolplaneError, type McpDiscoveredTool, type McpServer, type McpServerSetting } from '@toolplane/contracts';
-import { connectMcp, createMcpPool, minimalPath, toDiscoveredTool, type McpSession, type McpTarget } from '@toolplane/mcp';
+import { connectMcp, createMcpPool, minimalPath, toDiscoveredTool, type McpSession, type McpTarget, type StdioSandboxOptions } from '@toolplane/mcp';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
 
 /** Supplies the secret of a connection a setting references (an env variable or header backed by a connection). */
@@ -30,6 +30,8 @@ export interface McpGatewayOptions {
   readonly requestTimeoutMs: number;
   /** The PATH stdio servers get and their commands are looked up on (default: node's directory and the system's). */
   readonly stdioPath?: string | undefined;
+  /** How stdio servers are sandboxed (default: bubblewrap with each server's profile). */
+  readonly sandbox?: StdioSandboxOptions | undefined;
   readonly resolveConnection?: ConnectionResolver | undefined;
   readonly onStderr?: ((server: string, text: string) => void) | undefined;
 }
@@ -50,7 +52,13 @@ export async function targetOf(server: McpServer, resolve: ConnectionResolver, s
   if (server.transport === 'Local') throw new ToolplaneError('CONFLICT', `server ${server.serverId} is a Local provider inside Toolplane: it is never connected to over MCP`);
   if (server.transport === 'Stdio') {
     if (server.command === undefined) throw new ToolplaneError('INTERNAL', `server ${server.serverId} has no command`);
-    return { transport: 'stdio', command: server.command.executable, args: server.command.args, env: await settings(server.command.env, resolve, signal) };
+    return {
+      transport: 'stdio',
+      command: server.command.executable,
+      args: server.command.args,
+      env: await settings(server.command.env, resolve, signal),
+      ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox }),
+    };
   }
   if (server.endpointUrl === undefined) throw new ToolplaneError('INTERNAL', `server ${server.serverId} has no endpoint`);
   return { transport: 'http', url: server.endpointUrl, headers: await settings(server.headers, resolve, signal) };
@@ -99,9 +107,10 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     timeoutMs: options.handshakeTimeoutMs,
     requestTimeoutMs: options.requestTimeoutMs,
     stdioPath,
+    sandbox: options.sandbox,
     ...(options.onStderr === undefined ? {} : { onStderr: (text: string) => options.onStderr?.(server.serverId, text) }),
   });
-  const pool = createMcpPool({ connect: { timeoutMs: options.handshakeTimeoutMs, requestTimeoutMs: options.requestTimeoutMs, stdioPath } });
+  const pool = createMcpPool({ connect: { timeoutMs: options.handshakeTimeoutMs, requestTimeoutMs: options.requestTimeoutMs, stdioPath, sandbox: options.sandbox } });
   const request = (signal: AbortSignal | undefined) => ({ timeoutMs: options.requestTimeoutMs, ...(signal ? { signal } : {}) });
 
   const watched = async <T>(server: McpServer, signal: AbortSignal | undefined, work: (session: McpSession) => Promise<T>): Promise<T> => {

@@ -102,6 +102,32 @@ describe('the registry commands on the record', () => {
   });
 });
 
+describe('sandbox profiles at registration', () => {
+  const sandboxed = (sandbox: Record<string, unknown>) => RegisterServerRequest.parse({ ...stdio, name: 'sandboxed', sandbox });
+
+  it('stores the profile; another profile for the name is another registration (CONFLICT until retired)', async () => {
+    const { context } = registry();
+    const first = await registerServer(context, scope, sandboxed({ writablePaths: ['/var/lib/memory'], limits: { processes: 16 } }), operator);
+    expect(first.server.sandbox).toMatchObject({ network: 'none', writablePaths: ['/var/lib/memory'], limits: { processes: 16 } });
+    expect((await registerServer(context, scope, sandboxed({ writablePaths: ['/var/lib/memory'], limits: { processes: 16 } }), operator)).created).toBe(false);
+    await expect(registerServer(context, scope, sandboxed({ writablePaths: ['/var/lib/memory'], limits: { processes: 64 } }), operator)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(registerServer(context, scope, sandboxed({ network: 'host' }), operator)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('records who registered a host network, and when; a retry by another operator is the same registration', async () => {
+    const { context } = registry();
+    const first = await registerServer(context, scope, sandboxed({ network: 'host' }), operator);
+    expect(first.server.sandbox).toMatchObject({ network: 'host', networkHostApprovedBy: operator });
+    expect(first.server.sandbox?.networkHostApprovedAt).toBe(first.server.registeredAt);
+    expect((await registerServer(context, scope, sandboxed({ network: 'host' }), 'user:other@example.com')).created).toBe(false);
+  });
+
+  it('refuses network egress at parse time (not supported yet) and a sandbox for an HTTP server', () => {
+    expect(RegisterServerRequest.safeParse({ ...stdio, sandbox: { network: 'egress', egress: [{ host: 'api.example.com', port: 443 }] } }).success).toBe(false);
+    expect(RegisterServerRequest.safeParse({ name: 'remote', endpointUrl: 'https://mcp.example.com/mcp', sandbox: {} }).success).toBe(false);
+  });
+});
+
 describe('the tool adapter’s policy checks at registration and bind', () => {
   /** The adapter as the checks see it: the bundles it holds and one agent limited to READ that lists every tool of the server. */
   function adapter(options: { readonly bundles?: readonly string[]; readonly unreachable?: boolean } = {}) {

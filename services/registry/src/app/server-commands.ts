@@ -30,10 +30,22 @@ export async function getServer(context: RegistryContext, scope: Scope, serverId
   return (await loadServer(context, scope, serverId, signal)).server;
 }
 
-/** What makes two registrations of a name the same registration (a retried register). */
+/**
+ * What makes two registrations of a name the same registration (a retried register). The sandbox profile is part of
+ * it: a server's sandbox changes only by retiring it and registering it anew, a governed change like any other (who
+ * approved a host network, and when, are not: a retry by another operator is still the same registration).
+ */
 function registrationFingerprint(server: Omit<ServerRegistration, 'serverId' | 'registeredBy'>): string {
   const { tenant, workspace, name, direction, transport, endpointUrl, command, headers, connectionRef, authentication, governancePolicyRef, releaseId } = server;
-  return canonicalJson({ tenant, workspace, name, direction, transport, endpointUrl, command, headers, connectionRef, authentication, governancePolicyRef, releaseId });
+  const sandbox = server.sandbox === undefined ? undefined : { ...server.sandbox, networkHostApprovedBy: undefined, networkHostApprovedAt: undefined };
+  return canonicalJson({ tenant, workspace, name, direction, transport, endpointUrl, command, headers, connectionRef, authentication, governancePolicyRef, releaseId, sandbox });
+}
+
+/** The profile as stored: a host network is recorded with the operator who registered it. */
+function sandboxOf(request: RegisterServerRequest, actor: string, at: string): McpServer['sandbox'] {
+  const sandbox = request.sandbox;
+  if (sandbox === undefined) return undefined;
+  return sandbox.network === 'host' ? { ...sandbox, networkHostApprovedBy: actor, networkHostApprovedAt: at } : sandbox;
 }
 
 /**
@@ -72,6 +84,7 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
     transport: request.stdio === undefined ? 'StreamableHttp' : 'Stdio',
     ...(request.endpointUrl === undefined ? {} : { endpointUrl: request.endpointUrl }),
     ...(request.stdio === undefined ? {} : { command: { executable: request.stdio.executable, args: request.stdio.args, ...(request.stdio.env === undefined ? {} : { env: request.stdio.env }) } }),
+    ...(request.sandbox === undefined ? {} : { sandbox: sandboxOf(request, actor, at) }),
     ...(request.headers === undefined ? {} : { headers: request.headers }),
     ...(request.connectionRef === undefined ? {} : { connectionRef: request.connectionRef }),
     authentication: request.authentication,
