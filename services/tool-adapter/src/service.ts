@@ -72,6 +72,8 @@ export const toolAdapterConfig = baseServiceConfig({ httpPort: 7102 }).extend({
   ADAPTER_SECRET_BROKER_TIMEOUT_MS: millisecondsSetting(5_000),
   /** An MCP session (a stdio process) no call used for this long is closed: e.g. one holding a rotated credential. */
   ADAPTER_MCP_IDLE_TIMEOUT_MS: millisecondsSetting(300_000),
+  /** `bubblewrap` (the default) runs every stdio server in its profile's sandbox and refuses calls when bwrap is missing; `off` as a plain child process. */
+  MCP_STDIO_SANDBOX: z.enum(['bubblewrap', 'off'], { error: 'must be bubblewrap or off' }).default('bubblewrap'),
   /** Requests handled at once by this replica. */
   ADAPTER_CONCURRENCY: z.coerce.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(1024, 'must be at most 1024').default(32),
 });
@@ -148,7 +150,8 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
     await policies.ready;
     const rateCounters = await RateCounters.open(messaging, { signal });
 
-    const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS });
+    const sandbox = { mode: config.MCP_STDIO_SANDBOX };
+    const pool = createMcpPool({ idleTimeoutMs: config.ADAPTER_MCP_IDLE_TIMEOUT_MS, connect: { sandbox } });
     context.onShutdown('mcp-pool', () => pool.close());
 
     const executor = new McpExecutor(pool);
@@ -179,6 +182,7 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       newId: randomUUID,
       logger,
       defaultTimeoutMs: config.ADAPTER_DEFAULT_TIMEOUT_MS,
+      sandbox,
     };
 
     const requestsLog = logger.child({ component: 'invocations' });

@@ -27,6 +27,7 @@ import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity, type ServerPol
 import { targetOf } from '../core/credential-injection.js';
 import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
+import { leaseSandbox } from './sandbox-stage.js';
 
 // The I/O side of the governed pipeline on the write path. The core decides every step (advancePipeline accepts only
 // the outcome of the stage that comes next); this file performs the stages and appends a call's transitions to its
@@ -382,9 +383,9 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
       });
     }
     case 'SANDBOX':
-      // A Process sandbox is the MCP adapter's process isolation of stdio servers (scrubbed env, own group, limits).
+      // A local server's sandbox is the one its pooled session runs in (sandbox-stage.ts); a remote one needs none.
       if (mustHave(descriptor).sandboxKind === 'None') return { step: 'SANDBOX', result: 'not_needed' };
-      return { step: 'SANDBOX', result: 'leased', sandboxLeaseId: runtime.newId(), expiresAt: invocation.deadline };
+      return leaseSandbox(runtime.sandbox ?? { mode: 'bubblewrap' }, memo.target, { sandboxLeaseId: runtime.newId(), expiresAt: invocation.deadline });
     case 'START':
     case 'FINISH':
     case 'PUBLISH_TERMINAL':

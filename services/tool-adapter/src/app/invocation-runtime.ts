@@ -13,6 +13,7 @@ import type { ArgumentValidators } from '../core/argument-validation.js';
 import type { ReceiptSigner } from '../core/receipts.js';
 import type { InvocationObserver } from './invocation-observer.js';
 import type { InvocationOutlet } from './publishing.js';
+import type { StdioSandboxSetting } from './sandbox-stage.js';
 
 /** Everything the invocation handlers use: the ports, the clock and the id generator, built by start(). */
 export interface InvocationRuntime {
@@ -43,4 +44,6 @@ export interface InvocationRuntime {
   readonly logger: Logger;
   /** The deadline of a call whose tool is unknown (a known tool's descriptor gives its own). */
   readonly defaultTimeoutMs: number;
+  /** How stdio servers are sandboxed (the pool's setting; absent: bubblewrap, as the MCP adapter defaults to). */
+  readonly sandbox?: StdioSandboxSetting | undefined;
 }

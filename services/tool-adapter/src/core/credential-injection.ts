@@ -87,7 +87,7 @@ export function targetOf(server: McpServer, credentials: ReadonlyMap<string, Lea
   for (const setting of settingsOf(server)) values[setting.name] = 'value' in setting ? setting.value : credentialValue(leased(setting.connectionRef));
   if (server.transport === 'Stdio') {
     if (server.command === undefined) throw new RangeError(`server ${server.name} has no command`);
-    return { transport: 'stdio', command: server.command.executable, args: server.command.args, env: values };
+    return { transport: 'stdio', command: server.command.executable, args: server.command.args, env: values, ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox }) };
   }
   if (server.endpointUrl === undefined) throw new RangeError(`server ${server.name} has no endpoint`);
   if (server.connectionRef !== undefined) {

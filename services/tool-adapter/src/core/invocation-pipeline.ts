@@ -14,6 +14,8 @@ import {
   type IsoDateTime,
   type PipelineStage,
   type PolicyDecision,
+  type SandboxKind,
+  type SandboxLeaseInfo,
   type Scope,
   type TerminalInvocationState,
   type ToolDescriptor,
@@ -82,7 +84,14 @@ export type StageOutcome =
     }
   | { readonly step: 'CREDENTIAL_BROKER'; readonly result: 'leased'; readonly secretLeaseIds: readonly Uuid[] }
   | { readonly step: 'CREDENTIAL_BROKER'; readonly result: 'denied'; readonly failure: ToolFailure }
-  | { readonly step: 'SANDBOX'; readonly result: 'leased'; readonly sandboxLeaseId: Uuid; readonly expiresAt: IsoDateTime }
+  | {
+      readonly step: 'SANDBOX';
+      readonly result: 'leased';
+      readonly sandboxLeaseId: Uuid;
+      readonly expiresAt: IsoDateTime;
+      /** Which sandbox the call's session runs in (absent: a Process lease as before sandbox profiles). */
+      readonly sandbox?: { readonly kind: SandboxKind; readonly info: SandboxLeaseInfo } | undefined;
+    }
   | { readonly step: 'SANDBOX'; readonly result: 'not_needed' }
   | { readonly step: 'SANDBOX'; readonly result: 'denied'; readonly failure: ToolFailure }
   /** The started fact: persisted (and ToolCallStarted published) before the provider is called. */
@@ -265,8 +274,9 @@ export function terminalEventsOf(invocation: ToolInvocation): PipelineEvent[] {
       break;
   }
   if (invocation.reconciliation !== undefined || invocation.sandboxLeaseId === undefined) return [terminal];
-  // A leased sandbox is Process-kind (None needs no lease); it is released before the terminal fact.
-  const released = invocationEvent(invocation, last - 1, 'SandboxReleased', { sandboxLeaseId: invocation.sandboxLeaseId, sandboxKind: 'Process' }, at);
+  // A leased sandbox (None needs no lease) is released before the terminal fact.
+  const sandboxKind = invocation.sandbox?.sandboxKind ?? 'Process';
+  const released = invocationEvent(invocation, last - 1, 'SandboxReleased', { sandboxLeaseId: invocation.sandboxLeaseId, sandboxKind }, at);
   return [released, terminal];
 }
 
@@ -444,8 +454,16 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
         return proceed(state, { ...state, step: 'START', invocation: { ...invocation, state: 'Brokered', updatedAt: now } }, ctx);
       }
       if (kind === 'None') return reject(state, 'the tool runs without a sandbox');
-      const leased = { ...invocation, state: 'Brokered' as const, sandboxLeaseId: outcome.sandboxLeaseId, updatedAt: now };
-      const { invocation: numbered, event } = appendEvent(leased, 'SandboxLeased', { sandboxLeaseId: outcome.sandboxLeaseId, sandboxKind: kind, expiresAt: outcome.expiresAt }, now);
+      // The lease names the sandbox the session really runs in (Bubblewrap, or Process with the sandbox off).
+      const leasedKind = outcome.sandbox?.kind ?? kind;
+      const record = outcome.sandbox === undefined ? undefined : { sandboxLeaseId: outcome.sandboxLeaseId, sandboxKind: leasedKind, ...outcome.sandbox.info };
+      const leased = { ...invocation, state: 'Brokered' as const, sandboxLeaseId: outcome.sandboxLeaseId, ...(record === undefined ? {} : { sandbox: record }), updatedAt: now };
+      const { invocation: numbered, event } = appendEvent(
+        leased,
+        'SandboxLeased',
+        { sandboxLeaseId: outcome.sandboxLeaseId, sandboxKind: leasedKind, expiresAt: outcome.expiresAt, ...(outcome.sandbox === undefined ? {} : { sandbox: outcome.sandbox.info }) },
+        now,
+      );
       return proceed(state, { ...state, step: 'START', invocation: numbered }, ctx, [event]);
     }
     case 'START': {
@@ -628,6 +646,7 @@ export function resumePipeline(invocation: ToolInvocation, descriptor?: ToolDesc
     idempotency: _idempotency,
     policyDecisionId: _decision,
     sandboxLeaseId: _sandbox,
+    sandbox: _sandboxLease,
     mcpServerId: _server,
     ...identity
   } = invocation;

@@ -46,6 +46,7 @@ export function unsignedReceiptOf(invocation: ToolInvocation): UnsignedInvocatio
     ...(invocation.startedAt === undefined ? {} : { startedAt: invocation.startedAt }),
     endedAt: invocation.endedAt,
     ...(invocation.flowRun === undefined ? {} : { flowRun: invocation.flowRun }),
+    ...(invocation.sandbox === undefined ? {} : { sandbox: invocation.sandbox }),
   };
   // The schema's own rules (an Observed receipt has a result hash, every other ending a failure) are checked here,
   // so the pipeline can never sign a receipt that verifiers would reject.
