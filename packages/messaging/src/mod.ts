@@ -20,4 +20,5 @@ export { serve, type RequestContext, type RequestHandler, type ServeDiagnostic, 
 export { defaultNakBackoffMs, isRetryableError, retryDelayMs, settle, type Outcome, type RetryPolicy, type Settlement } from './settlement.js';
 export type { MessagingStatus } from './status.js';
 export { consumerProgress, deleteConsumer, streamPosition, type ConsumerProgress, type StreamPosition } from './stream-position.js';
+export { contextFromHeaders, traceHeaders } from './trace-context.js';
 export { toStreamConfig, streamConfigDiff, type ManagedStreamConfig, type StreamSpec } from './stream-spec.js';

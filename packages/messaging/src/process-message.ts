@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import type { JsMsg } from '@nats-io/jetstream';
 import { DeadLetter, type ToolplaneError, type WireError } from '@toolplane/contracts';
 import { decode } from './codec.js';
@@ -8,6 +9,7 @@ import type { Messaging } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
 import { publish } from './publish.js';
 import { exhaustedOnArrival, retryDelayMs, settle, workingIntervalMs, type Outcome, type RetryPolicy } from './settlement.js';
+import { failSpan, startHandlerSpan } from './trace-context.js';
 
 /** What a message handler learns about the delivery besides the message. */
 export interface DeliveryContext {
@@ -51,15 +53,35 @@ export interface ProcessingContext<S extends z.ZodType> {
   readonly report: (diagnostic: ConsumerDiagnostic) => void;
 }
 
-/** Decodes, validates and handles one delivered message, then acks, naks or dead-letters it. Never rejects. */
-export async function processMessage<S extends z.ZodType>(ctx: ProcessingContext<S>, msg: JsMsg): Promise<void> {
-  const { deliveryCount, streamSequence } = msg.info;
+/**
+ * Decodes, validates and handles one delivered message, then acks, naks or dead-letters it. Never rejects. It runs in
+ * a CONSUMER span `<consumer> process`, a child of the trace context the message's headers carry (the span that
+ * published it); a message that is not acknowledged marks it failed with the reason's code as `error.type`.
+ */
+export function processMessage<S extends z.ZodType>(ctx: ProcessingContext<S>, msg: JsMsg): Promise<void> {
   const headers = fromMsgHdrs(msg.headers);
+  const handling = startHandlerSpan(`${ctx.consumer} process`, SpanKind.CONSUMER, headers, {
+    'messaging.system': 'nats',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': msg.subject,
+    'messaging.consumer.group.name': ctx.consumer,
+  });
+  return handling.run(() => processIn(ctx, msg, headers, handling.span)).finally(() => handling.span.end());
+}
+
+async function processIn<S extends z.ZodType>(ctx: ProcessingContext<S>, msg: JsMsg, headers: MessageHeaders, span: Span): Promise<void> {
+  const { deliveryCount, streamSequence } = msg.info;
   const source: DeadLetterSource = { stream: ctx.stream, consumer: ctx.consumer, subject: msg.subject, streamSequence, deliveryCount, data: msg.data, headers };
   const decoded = decode(ctx.schema, msg.data, `message ${ctx.stream}#${streamSequence} on ${msg.subject}`);
-  if (!decoded.ok) return deadLetter(ctx, msg, source, decoded.reason, undefined);
+  if (!decoded.ok) {
+    failSpan(span, decoded.reason.code);
+    return deadLetter(ctx, msg, source, decoded.reason, undefined);
+  }
   const exhausted = exhaustedOnArrival(deliveryCount, ctx.policy);
-  if (exhausted) return deadLetter(ctx, msg, source, exhausted, undefined);
+  if (exhausted) {
+    failSpan(span, exhausted.code);
+    return deadLetter(ctx, msg, source, exhausted, undefined);
+  }
 
   // Tell the server the message is still being worked on, so a slow handler is not raced by a redelivery.
   const keepAlive = setInterval(() => act(ctx, msg, 'working', () => msg.working()), workingIntervalMs(ctx.ackWaitMs, ctx.serverBackoffMs));
@@ -82,6 +104,7 @@ export async function processMessage<S extends z.ZodType>(ctx: ProcessingContext
 
   const settlement = settle(outcome, deliveryCount, ctx.signal.aborted, ctx.policy);
   const error = outcome.ok ? undefined : outcome.error;
+  if (settlement.kind !== 'ack') failSpan(span, settlement.reason.code);
   switch (settlement.kind) {
     case 'ack':
       act(ctx, msg, 'ack', () => msg.ack());

@@ -5,6 +5,7 @@ import { decode, encode } from './codec.js';
 import { timeoutHeader, toMsgHdrs } from './headers.js';
 import type { Messaging } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
+import { injectTraceContext } from './trace-context.js';
 
 /** A request to a serve() responder, with the contracts of both directions. */
 export interface RequestOptions<Req extends z.ZodType, Res extends z.ZodType> {
@@ -27,13 +28,12 @@ export interface RequestOptions<Req extends z.ZodType, Res extends z.ZodType> {
 export async function request<Req extends z.ZodType, Res extends z.ZodType>(m: Messaging, options: RequestOptions<Req, Res>): Promise<z.output<Res>> {
   const what = `request on ${options.subject}`;
   const payload = encode(options.requestSchema, options.body, `the ${what}`);
+  const headers = toMsgHdrs({ ...options.headers, [timeoutHeader]: String(options.timeoutMs) });
+  injectTraceContext(headers);
   let reply;
   try {
     reply = await raceAbort(
-      m.connection.request(options.subject, payload, {
-        timeout: options.timeoutMs,
-        headers: toMsgHdrs({ ...options.headers, [timeoutHeader]: String(options.timeoutMs) }),
-      }),
+      m.connection.request(options.subject, payload, { timeout: options.timeoutMs, headers }),
       options.signal,
       what,
     );

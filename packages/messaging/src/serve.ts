@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import type { Msg, Subscription } from '@nats-io/nats-core';
 import { toWireError, ToolplaneError, type ReplyEnvelope, type WireError } from '@toolplane/contracts';
 import { settledOrElapsed } from './abort.js';
@@ -6,6 +7,7 @@ import { decode } from './codec.js';
 import { fromMsgHdrs, timeoutHeader, type MessageHeaders } from './headers.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
+import { failSpan, startHandlerSpan } from './trace-context.js';
 import { wireSafe } from './wire-error.js';
 
 /** What a request handler learns about the request besides its body. */
@@ -53,6 +55,10 @@ export interface ServeHandle extends Stoppable {
  * result, or `{ok:false,error}`: INVALID_ARGUMENT for a request that breaks its contract, the thrown
  * error's code (via toWireError) when the handler fails, TEMPORARY_UNAVAILABLE when it was cut off by stop.
  * Resolves once the server has registered the subscription.
+ *
+ * Each request is handled in a SERVER span `<operation> process` (the subject's last two tokens, e.g.
+ * `adapter.lookupInvocation process`), a child of the trace context in the request's headers and active while the
+ * handler runs; an error reply marks it failed with the code as `error.type`.
  */
 export async function serve<Req extends z.ZodType, Res extends z.ZodType>(m: Messaging, options: ServeOptions<Req, Res>): Promise<ServeHandle> {
   const what = `serving ${options.subject}`;
@@ -80,14 +86,27 @@ export async function serve<Req extends z.ZodType, Res extends z.ZodType>(m: Mes
     }
   };
 
-  const answer = async (msg: Msg): Promise<void> => {
-    if (!msg.reply) return;
+  const spanName = `${operationOf(options.subject)} process`;
+  const answer = (msg: Msg): Promise<void> => {
+    if (!msg.reply) return Promise.resolve();
+    const headers = fromMsgHdrs(msg.headers);
+    const handling = startHandlerSpan(spanName, SpanKind.SERVER, headers, {
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': msg.subject,
+      'messaging.destination.template': options.subject,
+      'messaging.consumer.group.name': options.queue,
+    });
+    return handling.run(() => answerIn(msg, headers, handling.span)).finally(() => handling.span.end());
+  };
+
+  const answerIn = async (msg: Msg, headers: MessageHeaders, span: Span): Promise<void> => {
     const decoded = decode(options.requestSchema, msg.data, `the request on ${msg.subject}`);
     if (!decoded.ok) {
       report({ type: 'invalid_request', subject: msg.subject, reply: decoded.reason });
+      failSpan(span, decoded.reason.code);
       return respond(msg, { ok: false, error: decoded.reason });
     }
-    const headers = fromMsgHdrs(msg.headers);
     const budgetMs = Number(headers[timeoutHeader]?.[0]);
     const signal = Number.isFinite(budgetMs) && budgetMs > 0 ? AbortSignal.any([handlers.signal, AbortSignal.timeout(budgetMs)]) : handlers.signal;
     let result: unknown;
@@ -98,12 +117,14 @@ export async function serve<Req extends z.ZodType, Res extends z.ZodType>(m: Mes
         ? { code: 'TEMPORARY_UNAVAILABLE', message: `the responder on ${msg.subject} is shutting down`, retryable: true }
         : toWireError(error);
       report({ type: 'handler_failed', subject: msg.subject, reply, error });
+      failSpan(span, reply.code);
       return respond(msg, { ok: false, error: reply });
     }
     const parsed = options.replySchema.safeParse(result);
     if (!parsed.success) {
       const reply: WireError = { code: 'INTERNAL', message: `the reply on ${msg.subject} does not match its contract`, retryable: false };
       report({ type: 'invalid_reply', subject: msg.subject, reply });
+      failSpan(span, reply.code);
       return respond(msg, { ok: false, error: reply });
     }
     respond(msg, { ok: true, data: parsed.data });
@@ -160,4 +181,11 @@ export async function serve<Req extends z.ZodType, Res extends z.ZodType>(m: Mes
   if (options.signal?.aborted) await handle.stop();
   else options.signal?.addEventListener('abort', () => void handle.stop(), { once: true });
   return handle;
+}
+
+/** A low-cardinality name for what a subject pattern serves: its last two tokens (`<service>.<operation>` of a command subject), or the pattern when those are wildcards. */
+function operationOf(pattern: string): string {
+  const tokens = pattern.split('.');
+  const last = tokens.slice(-2);
+  return last.length === 2 && last.every((t) => t !== '*' && t !== '>') ? last.join('.') : pattern;
 }

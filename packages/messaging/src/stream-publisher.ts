@@ -1,6 +1,7 @@
 import { createInbox, errors as natsErrors, RequestError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { JetStreamApiError, JetStreamError, type ApiError } from '@nats-io/jetstream';
 import { abortError } from '@toolplane/contracts';
+import { injectTraceContext } from './trace-context.js';
 
 // JetStream publishes without nats.js's per-request bookkeeping. `jetstream.publish` is `nc.request()` under the
 // client's mux inbox: every request builds a RequestError with a stack trace (even one that succeeds: the mux cancels
@@ -10,7 +11,10 @@ import { abortError } from '@toolplane/contracts';
 // failures are the errors nats.js raises for the same cases (built only when something fails), so `toToolplaneError`
 // and `isApiError` map them exactly as before.
 
-/** One JetStream publish: the headers are sent as given (Nats-Msg-Id and any Nats-Expected-* included). */
+/**
+ * One JetStream publish: the headers are sent as given (Nats-Msg-Id and any Nats-Expected-* included), plus the
+ * active trace context, so a stored message names the span that wrote it.
+ */
 export interface StreamPublish {
   readonly subject: string;
   readonly payload: string | Uint8Array;
@@ -160,6 +164,7 @@ export function createStreamPublisher(nc: NatsConnection, options: StreamPublish
         pending.set(token, entry);
         arm(deadline);
         try {
+          injectTraceContext(publish.headers);
           nc.publish(publish.subject, publish.payload, { reply: `${inbox}${token}`, headers: publish.headers });
         } catch (error) {
           settle(token);
