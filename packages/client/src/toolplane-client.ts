@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   EffectiveToolSet,
   EffectiveToolSetRequest,
@@ -189,7 +190,38 @@ class Client implements ToolplaneClient {
     void this.#watchReconnects();
   }
 
-  async invoke(toolId: string, args: JsonObject, options: InvokeOptions = {}): Promise<InvocationResult> {
+  invoke(toolId: string, args: JsonObject, options: InvokeOptions = {}): Promise<InvocationResult> {
+    // One CLIENT span per governed call: the request's headers carry it, so the adapter's spans join its trace. Its
+    // attributes name the call (tool, scope, ids, how it ended), never its arguments, result or token.
+    const attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': toolId,
+      'toolplane.tenant': this.scope.tenant,
+      'toolplane.workspace': this.scope.workspace,
+    };
+    return trace.getTracer('@toolplane/client').startActiveSpan(`toolplane.invoke ${toolId}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        const result = await this.#invoke(toolId, args, options);
+        const { receipt } = result;
+        span.setAttribute('toolplane.tool_call_id', receipt.toolCallId);
+        if (receipt.sideEffectClass !== undefined) span.setAttribute('toolplane.side_effect_class', receipt.sideEffectClass);
+        if (receipt.failure !== undefined) {
+          span.setAttributes({ 'error.type': receipt.failure.code, 'toolplane.error_code': receipt.failure.code });
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        return result;
+      } catch (error) {
+        const code = hasErrorCode(error) ? error.code : 'INTERNAL';
+        span.setAttributes({ 'error.type': code, 'toolplane.error_code': code });
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  async #invoke(toolId: string, args: JsonObject, options: InvokeOptions): Promise<InvocationResult> {
     const what = `invoking ${toolId}`;
     throwIfAborted(options.signal, what);
     const timeoutMs = boundedTimeoutMs(options.timeoutMs ?? this.#defaultTimeoutMs);
