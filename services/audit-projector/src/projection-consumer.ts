@@ -5,11 +5,13 @@
 // is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on. A replica told it
 // lost the pin writes nothing until it is pinned again: its batches fail as retryable and their messages go back
 // to the server, which delivers them to the pinned replica.
+import type { SpanContext } from '@opentelemetry/api';
 import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode } from '@toolplane/contracts';
 import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging, type PinChange } from '@toolplane/messaging';
 import { BatchQueue } from './batch-queue.js';
 import { acceptEvent, type AcceptedEvent } from './event-checks.js';
 import { groupOfEvent, readyToWrite, writeBatch, type ProjectorWriters, type Target } from './projector.js';
+import { currentOrigin, inBatchSpan } from './write-spans.js';
 
 /** How a projection consumer runs. */
 export interface ProjectionConsumerOptions {
@@ -54,6 +56,12 @@ function retryable(error: unknown): unknown {
   return new ToolplaneError(error.code, error.message, { retryable: true, cause: error });
 }
 
+/** An accepted event with the span its message was handled in, so the batch's write joins the event's trace. */
+interface Queued {
+  readonly accepted: AcceptedEvent;
+  readonly origin: SpanContext | undefined;
+}
+
 /** Starts consuming into the projections. */
 export async function startProjectionConsumer(options: ProjectionConsumerOptions): Promise<ProjectionConsumer> {
   let pinLost = false;
@@ -63,21 +71,25 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
     options.writers.calls.forget();
     options.onPinChange?.(change);
   };
-  const queue = new BatchQueue<AcceptedEvent>({
+  const queue = new BatchQueue<Queued>({
     maxItems: options.batchSize,
     lingerMs: options.lingerMs,
-    write: async (items) => {
+    write: async (queued) => {
+      const items = queued.map((entry) => entry.accepted);
       try {
         if (pinLost) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'this replica lost its pin: another one writes the projections now', { retryable: true });
-        await writeBatch(options.writers, options.target, items);
+        await inBatchSpan(
+          queued.map((entry) => entry.origin),
+          () => writeBatch(options.writers, options.target, items),
+        );
       } catch (error) {
         options.onWriteFailure?.(error, items.length);
         throw error;
       }
       options.onWritten?.(items);
     },
-    groupOf: (accepted) => groupOfEvent(accepted.event),
-    ready: (items) => readyToWrite(items.map((accepted) => accepted.event)),
+    groupOf: (entry) => groupOfEvent(entry.accepted.event),
+    ready: (queued) => readyToWrite(queued.map((entry) => entry.accepted.event)),
     holdMs: options.holdMs,
     // Held calls must leave room for a batch of ready ones, or the consumer would stall with every slot held.
     maxHeld: Math.max(0, options.concurrency - options.batchSize),
@@ -98,7 +110,7 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
       // Refusals are not retryable: the consumer dead-letters the message with this reason.
       const accepted = acceptEvent(event, context.subject, options.maxEventBytes);
       try {
-        await queue.add(accepted, context.signal);
+        await queue.add({ accepted, origin: currentOrigin() }, context.signal);
       } catch (error) {
         throw retryable(error);
       }

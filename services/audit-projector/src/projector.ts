@@ -6,10 +6,11 @@ import type { ChainItem } from './audit-chain.js';
 import { callKey, callSettled, emptyCallState, foldCallEvent, isCallEvent } from './call-fold.js';
 import type { CallDelta, CallWriter } from './call-writer.js';
 import type { ChainWriter } from './chain-writer.js';
-import { flowJournalCollection } from './collections.js';
+import { auditChain, flowJournalCollection, runtimeToolCallsCollection } from './collections.js';
 import type { AcceptedEvent } from './event-checks.js';
 import type { Generations } from './generations.js';
 import { journalEntryOf, type JournalRecord } from './journal-fold.js';
+import { inWriteSpan } from './write-spans.js';
 
 /** Where a batch goes: the live generation (re-checked after the write), or a fixed one for a rebuild. */
 export type Target = { readonly kind: 'live' } | { readonly kind: 'generation'; readonly generation: number };
@@ -63,8 +64,16 @@ export function groupOfEvent(event: LifecycleEvent): string {
 }
 
 async function writeGeneration(writers: ProjectorWriters, generation: number, plan: BatchPlan, signal?: AbortSignal): Promise<void> {
-  await writers.calls.write(generation, plan.calls, signal);
-  if (plan.journal.length > 0) await insertManyIfAbsent(writers.store.collection(flowJournalCollection(generation)), plan.journal, signal ? { signal } : {});
+  await inWriteSpan(runtimeToolCallsCollection(generation).name, () => writers.calls.write(generation, plan.calls, signal));
+  if (plan.journal.length > 0) {
+    const journal = flowJournalCollection(generation);
+    await inWriteSpan(journal.name, () => insertManyIfAbsent(writers.store.collection(journal), plan.journal, signal ? { signal } : {}));
+  }
+}
+
+function appendChain(writers: ProjectorWriters, plan: BatchPlan, signal?: AbortSignal): Promise<void> | undefined {
+  const chain = writers.chain;
+  return chain === undefined ? undefined : inWriteSpan(auditChain.name, () => chain.append(plan.chain, signal));
 }
 
 /**
@@ -81,7 +90,7 @@ export async function writeBatch(writers: ProjectorWriters, target: Target, acce
     }
     const before = await writers.generations.live(signal);
     // The chain and the rebuildable projections are independent: written side by side, acknowledged after both.
-    const outcomes = await Promise.allSettled([writeGeneration(writers, before, plan, signal), writers.chain?.append(plan.chain, signal)]);
+    const outcomes = await Promise.allSettled([writeGeneration(writers, before, plan, signal), appendChain(writers, plan, signal)]);
     const failed = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     const after = await writers.generations.live(signal);
