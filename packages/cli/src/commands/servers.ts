@@ -1,13 +1,13 @@
-import type {
-  RegisterServerRequest} from '@toolplane/contracts';
 import {
   McpServerState,
+  SandboxLimits,
   ToolplaneError,
   registryOperations,
   type McpAuthentication,
   type McpServer,
   type McpServerSetting,
   type McpServerSummary,
+  type RegisterServerRequest,
   registryCommandSchemas,
 } from '@toolplane/contracts';
 import type { z } from 'zod';
@@ -111,6 +111,34 @@ interface RegisterOptions extends TokenOptions {
   readonly connection?: string;
   readonly policy?: string;
   readonly published?: boolean;
+  readonly sandboxNetwork?: string;
+  readonly sandboxMount?: readonly string[];
+  readonly sandboxWritable?: readonly string[];
+  readonly sandboxLimit?: readonly string[];
+}
+
+const SANDBOX_LIMIT_NAMES: readonly string[] = SandboxLimits.keyof().options;
+
+/** The sandbox profile the `--sandbox-*` flags describe, or undefined when none was given (the default profile). */
+export function sandboxRequest(options: Pick<RegisterOptions, 'sandboxNetwork' | 'sandboxMount' | 'sandboxWritable' | 'sandboxLimit'>): Record<string, unknown> | undefined {
+  const mounts = options.sandboxMount ?? [];
+  const writable = options.sandboxWritable ?? [];
+  const limitFlags = options.sandboxLimit ?? [];
+  if (options.sandboxNetwork === undefined && mounts.length === 0 && writable.length === 0 && limitFlags.length === 0) return undefined;
+  const limits: Record<string, number> = {};
+  for (const flag of limitFlags) {
+    const [name, value, ...rest] = flag.split('=');
+    if (name === undefined || value === undefined || rest.length > 0 || !SANDBOX_LIMIT_NAMES.includes(name) || !/^\d+$/.test(value)) {
+      throw new ToolplaneError('INVALID_ARGUMENT', `--sandbox-limit ${JSON.stringify(flag)}: give NAME=NUMBER with NAME one of ${SANDBOX_LIMIT_NAMES.join(', ')}`);
+    }
+    limits[name] = Number(value);
+  }
+  return {
+    ...(options.sandboxNetwork === undefined ? {} : { network: options.sandboxNetwork }),
+    ...(mounts.length === 0 ? {} : { readOnlyMounts: [...mounts] }),
+    ...(writable.length === 0 ? {} : { writablePaths: [...writable] }),
+    ...(Object.keys(limits).length === 0 ? {} : { limits }),
+  };
 }
 
 /** The register request the flags describe. */
@@ -127,10 +155,13 @@ export function registerRequest(options: RegisterOptions): z.input<typeof Regist
     throw new ToolplaneError('INVALID_ARGUMENT', '--env applies to --stdio servers; an HTTP server takes --header');
   }
   if (options.stdio !== undefined && headers !== undefined) throw new ToolplaneError('INVALID_ARGUMENT', '--header applies to --url servers');
+  const sandbox = sandboxRequest(options);
+  if (sandbox !== undefined && options.stdio === undefined) throw new ToolplaneError('INVALID_ARGUMENT', '--sandbox-* flags apply to --stdio servers');
   return {
     name: options.name,
     ...(options.published === true ? { direction: 'Published' as const } : {}),
     ...(stdio === undefined ? {} : { stdio }),
+    ...(sandbox === undefined ? {} : { sandbox }),
     ...(options.url === undefined ? {} : { endpointUrl: options.url }),
     ...(headers === undefined ? {} : { headers }),
     ...(options.auth === undefined ? {} : { authentication: options.auth }),
@@ -158,6 +189,14 @@ export function serverFields(server: McpServer): string {
     ['connection', server.connectionRef],
     ['exception', server.authenticationException === undefined ? undefined : `until ${server.authenticationException.expiresAt} by ${server.authenticationException.grantedBy}`],
     ['policy', server.governancePolicyRef],
+    [
+      'sandbox',
+      server.transport !== 'Stdio'
+        ? undefined
+        : server.sandbox === undefined
+          ? 'default'
+          : `${server.sandbox.name}, network ${server.sandbox.network}${server.sandbox.networkHostApprovedBy === undefined ? '' : ` (approved by ${server.sandbox.networkHostApprovedBy})`}, ${server.sandbox.writablePaths.length} writable, ${server.sandbox.readOnlyMounts.length} mounted`,
+    ],
     ['protocol', server.protocolVersion],
     ['server info', capabilities === undefined ? undefined : `${capabilities.serverInfo.name} ${capabilities.serverInfo.version}`],
     ['tools', capabilities?.tools.map((tool) => tool.name)],
@@ -204,6 +243,10 @@ export const serversCommands: CommandGroup = (program, context) => {
     .option('--connection <ref>', 'the connection holding the credential for oauth2 or workload authentication')
     .option('--policy <ref>', 'the governance policy applied to every call through it (default: default)')
     .option('--published', 'the server publishes Toolplane tools (default: consumed)')
+    .option('--sandbox-network <mode>', 'a stdio server\'s network: none (default: loopback only) or host (recorded as approved by you)')
+    .option('--sandbox-mount <PATH>', 'a host path a stdio server may read (repeatable)', collect, [])
+    .option('--sandbox-writable <PATH>', 'a host path a stdio server may write, e.g. its data directory (repeatable)', collect, [])
+    .option('--sandbox-limit <NAME=N>', `a limit of a stdio server's sandbox (repeatable): ${SANDBOX_LIMIT_NAMES.join(', ')}`, collect, [])
     .action(async (options: RegisterOptions) => {
       const ctx = context();
       const request = registerRequest(options);

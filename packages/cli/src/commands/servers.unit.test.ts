@@ -4,7 +4,7 @@ import type { CommandGroup } from '../command-group.js';
 import type { CliContext } from '../context.js';
 import type { CliIo } from '../output.js';
 import { runCli } from '../program.js';
-import { serversCommands, splitCommandLine } from './servers.js';
+import { registerRequest, serversCommands, splitCommandLine } from './servers.js';
 import { toolsCommands } from './tools.js';
 
 // What the servers and tools commands send, from their flags, to a recording stand-in for the registry; the
@@ -60,6 +60,25 @@ describe('splitCommandLine', () => {
 
   it('refuses an unterminated quote', () => {
     expect(() => splitCommandLine('node "oops')).toThrow(/unterminated double quote/);
+  });
+});
+
+describe('registerRequest --sandbox-*', () => {
+  const base = { name: 'memory', stdio: 'node server.js', env: [], envConnection: [], header: [], headerConnection: [] };
+
+  it('turns the flags into the sandbox profile of a stdio server', () => {
+    expect(registerRequest({ ...base, sandboxNetwork: 'host', sandboxMount: ['/srv/ro'], sandboxWritable: ['/var/lib/memory'], sandboxLimit: ['processes=16', 'cpuSeconds=60'] }).sandbox).toEqual({
+      network: 'host',
+      readOnlyMounts: ['/srv/ro'],
+      writablePaths: ['/var/lib/memory'],
+      limits: { processes: 16, cpuSeconds: 60 },
+    });
+    expect(registerRequest(base).sandbox).toBeUndefined();
+  });
+
+  it('refuses an unknown limit and sandbox flags on an HTTP server', () => {
+    expect(() => registerRequest({ ...base, sandboxLimit: ['memory=1'] })).toThrow(/NAME one of cpuSeconds/);
+    expect(() => registerRequest({ ...base, stdio: undefined, url: 'https://mcp.example.com/mcp', sandboxWritable: ['/x'] })).toThrow(/apply to --stdio servers/);
   });
 });
 
