@@ -3,8 +3,7 @@
 // test can count executions), and agent context tokens signed with a key the adapter trusts.
 import { spawn } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,7 +16,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer } from '@toolplane/mcp/testing';
+import { FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -63,7 +62,7 @@ beforeAll(async () => {
   agentKey = await generateSigningKeyPair(`${tenant}-agent-1`);
   const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
-  tmp = await mkdtemp(path.join(tmpdir(), 'client-int-'));
+  tmp = await sandboxScratchDir('client-int-');
   nats = await startPrivateNats(tmp);
   adapter = await startService(
     toolAdapterService,

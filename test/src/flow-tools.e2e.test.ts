@@ -4,8 +4,7 @@
 // them through the SDK (and an MCP client through the endpoint). FlowRunner and the adapter are SIGKILLed at named
 // positions to prove that a run resumes on any replica without repeating a step, and ends Uncertain when a WRITE
 // was interrupted.
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -24,7 +23,7 @@ import {
 } from '@toolplane/contracts';
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
 import { connectMcp } from '@toolplane/mcp';
-import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
+import { FixtureServer, fixtureServerPath, realServerPath, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
 import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 import { startHttpProcess } from './http-process.js';
@@ -142,7 +141,7 @@ async function startedTools(flowRunId: string, ended: number): Promise<string[]>
 beforeAll(async () => {
   platform = await startPlatform(infra, 'flows', { flowRunners: 2 });
   const node = process.execPath;
-  memoryFile = path.join(await mkdtemp(path.join(tmpdir(), 'flow-memory-')), 'memory.jsonl');
+  memoryFile = path.join(await sandboxScratchDir('flow-memory-'), 'memory.jsonl');
   const counting = (name: string, flags: readonly string[]) =>
     registerServer(platform, name, [node, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile(name) }, [{ tool: 'count_calls', flags }]);
   await registerServer(platform, 'everything', [node, realServerPath('everything'), 'stdio'], {}, [

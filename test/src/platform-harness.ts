@@ -8,8 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import {
@@ -34,6 +33,7 @@ import { runCli, type CliIo } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { freePort, uniqueName, type TestScope } from '@toolplane/testing';
+import { sandboxScratchDir } from '@toolplane/mcp/testing';
 import { spawnService, waitForStatus, type ServiceName, type ServiceProcess } from './service-process.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -212,7 +212,8 @@ export interface PlatformOptions {
 /** Starts the five pipeline services for one fresh tenant and workspace and waits until each is ready. */
 export async function startPlatform(infra: TestScope, label: string, options: PlatformOptions = {}): Promise<Platform> {
   const replicas = options.replicas ?? 1;
-  const dir = await mkdtemp(path.join(tmpdir(), `e2e-${label}-`));
+  // Servers count their executions here, from inside their sandboxes.
+  const dir = await sandboxScratchDir(`e2e-${label}-`);
   const nats = options.natsUrl === undefined ? await startPrivateNats(dir) : { url: options.natsUrl, stop: () => Promise.resolve() };
   const scope: Scope = { tenant: uniqueName(`t_${label}`), workspace: 'main' };
   const agentKey: SigningKeyPair = await generateSigningKeyPair(`${label}-agents-1`);
@@ -409,6 +410,9 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   };
 }
 
+// The settings of the e2e servers that name a file the server writes (the fixtures' count, server-memory's graph).
+const SERVER_DATA_FILE_VARIABLES = ['COUNT_FILE', 'MEMORY_FILE_PATH'];
+
 /** One tool of a server to bind, with `tools bind` flags beyond the server and tool name. */
 export interface ToolBinding {
   readonly tool: string;
@@ -417,10 +421,13 @@ export interface ToolBinding {
 
 /**
  * Registers a stdio MCP server through the registry (`servers register`, `servers discover`, `tools bind`, as an
- * operator would) and returns its id. `env` are plain settings of the server process.
+ * operator would) and returns its id. `env` are plain settings of the server process; the directories of the files
+ * its COUNT_FILE and MEMORY_FILE_PATH name are the writable paths of its sandbox (made with sandboxScratchDir).
  */
 export async function registerServer(platform: Platform, name: string, argv: readonly string[], env: Readonly<Record<string, string>>, bindings: readonly ToolBinding[]): Promise<string> {
   const envFlags = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+  const dataFiles = SERVER_DATA_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
+  const writableFlags = [...new Set(dataFiles.map((file) => path.dirname(file)))].flatMap((dir) => ['--sandbox-writable', dir]);
   const registered = await platform.toolplaneJson<{ server: { serverId: string; state: string } }>(
     'servers',
     'register',
@@ -429,6 +436,7 @@ export async function registerServer(platform: Platform, name: string, argv: rea
     '--stdio',
     argv.map((word) => `"${word}"`).join(' '),
     ...envFlags,
+    ...writableFlags,
   );
   const serverId = registered.server.serverId;
   const discovered = await platform.toolplaneJson<{ server: { state: string } }>('servers', 'discover', serverId);

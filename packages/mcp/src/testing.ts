@@ -64,19 +64,27 @@ export async function sandboxScratchDir(prefix: string): Promise<string> {
 }
 
 /**
- * A stdio target that runs a fixture server with exactly `env` (plus the minimal PATH the transport adds), sandboxed
- * with the directories of its COUNT_FILE and STATE_FILE writable and `sleep` runnable (counting-echo's spawn_helper).
+ * A stdio target that runs a fixture server with exactly `env` (plus the minimal PATH the transport adds), in the
+ * sandbox {@link fixtureSandboxProfile} gives it.
  */
 export function fixtureStdioTarget(name: FixtureServer, env: Record<string, string> = {}, cwd?: string): McpStdioTarget {
-  const files = FIXTURE_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
   return {
     transport: 'stdio',
     command: process.execPath,
     args: [fixtureServerPath(name)],
     env,
     ...(cwd === undefined ? {} : { cwd }),
-    sandbox: testSandboxProfile(files, name === 'counting-echo' ? ['/usr/bin/sleep'] : []),
+    sandbox: fixtureSandboxProfile(name, env),
   };
+}
+
+/**
+ * The sandbox profile a fixture server needs with `env`: the directories of its COUNT_FILE and STATE_FILE writable
+ * (make them with {@link sandboxScratchDir}) and `sleep` runnable for counting-echo's spawn_helper.
+ */
+export function fixtureSandboxProfile(name: FixtureServer, env: Readonly<Record<string, string>>): SandboxProfile {
+  const files = FIXTURE_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
+  return testSandboxProfile(files, name === 'counting-echo' ? ['/usr/bin/sleep'] : []);
 }
 
 /**

@@ -1,11 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { RegisterServerRequest} from '@toolplane/contracts';
 import { type Scope, registryCommandSchemas } from '@toolplane/contracts';
-import { realServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
+import { realServerPath, sandboxScratchDir, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
 import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
@@ -24,7 +23,7 @@ beforeAll(async () => {
   cache = await createDescriptorCache(client);
   await cache.ready;
   http = await startEverythingHttp();
-  memoryDir = await mkdtemp(path.join(tmpdir(), 'registry-memory-'));
+  memoryDir = await sandboxScratchDir('registry-memory-');
 });
 
 afterAll(async () => {
@@ -115,7 +114,7 @@ describe('the registry against real MCP servers', () => {
   it('registers, discovers, binds, unbinds and retires server-memory over stdio', async () => {
     await lifecycle(
       freshScope('memory_stdio'),
-      { name: 'memory', stdio: { executable: process.execPath, args: [realServerPath('memory')], env: [{ name: 'MEMORY_FILE_PATH', value: path.join(memoryDir, 'memory.json') }] } },
+      { name: 'memory', stdio: { executable: process.execPath, args: [realServerPath('memory')], env: [{ name: 'MEMORY_FILE_PATH', value: path.join(memoryDir, 'memory.json') }] }, sandbox: { writablePaths: [memoryDir] } },
       { tools: ['create_entities', 'read_graph'], resources: false, prompts: false, bind: 'read_graph' },
     );
   });

@@ -1,9 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LifecycleEvent, type McpServer, registryCommandSchemas } from '@toolplane/contracts';
-import { FixtureServer, fixtureServerPath, startEverythingHttp, type HttpServerProcess } from '@toolplane/mcp/testing';
+import { FixtureServer, fixtureServerPath, type HttpServerProcess, sandboxScratchDir, startEverythingHttp } from '@toolplane/mcp/testing';
 import { createDescriptorCache, type DescriptorCache, type Messaging } from '@toolplane/messaging';
 import type { RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
@@ -29,7 +28,8 @@ beforeAll(async () => {
   cache = await createDescriptorCache(client);
   await cache.ready;
   http = await startEverythingHttp();
-  stateDir = await mkdtemp(path.join(tmpdir(), 'registry-mutable-'));
+  // Open to the sandbox's user: the server reads its state file through a read-only mount of this directory.
+  stateDir = await sandboxScratchDir('registry-mutable-');
   stateFile = path.join(stateDir, 'state.json');
   await writeFile(stateFile, JSON.stringify({ version: 1, hidden: false }));
 });
@@ -85,6 +85,7 @@ describe('the watch, with two replicas', () => {
       await call(client, tenantScope, 'register', schemas.register, {
         name: 'mutable',
         stdio: { executable: process.execPath, args: [fixtureServerPath(FixtureServer.mutable)], env: [{ name: 'STATE_FILE', value: stateFile }] },
+        sandbox: { readOnlyMounts: [stateDir] },
       })
     ).server.serverId;
     await call(client, tenantScope, 'discover', schemas.discover, { serverId: mutableServerId });

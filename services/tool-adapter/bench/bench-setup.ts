@@ -6,6 +6,7 @@ import path from 'node:path';
 import { POLICY_ADMIN_ROLE, ToolDescriptor, type McpServer, type RateLimitRule, type Scope } from '@toolplane/contracts';
 import { generateSigningKeyPair } from '@toolplane/auth';
 import { openKv, type Messaging, type ServeHandle } from '@toolplane/messaging';
+import { testSandboxProfile } from '@toolplane/mcp/testing';
 import { echoServerPath, startServiceProcess, type ServiceProcess } from '@toolplane/testing/bench';
 import { defaultTenantPolicy, descriptorBucket } from '../src/mod.js';
 import {
@@ -76,9 +77,12 @@ export async function provisionTool(messaging: Messaging, tool: BenchTool, admin
   return putDescriptor(await openKv(messaging, descriptorBucket, ToolDescriptor), descriptor);
 }
 
-/** The MCP server document of the echo fixture, counting into `countFile`. */
+/** The MCP server document of the echo fixture, counting into `countFile` (writable in its sandbox). */
 export function echoServerDocument(tool: BenchTool, countFile: string): McpServer {
-  return stdioServerDocument({ serverId: tool.serverId, scope: tool.scope, name: 'bench-echo' }, { args: [echoServerPath], env: [{ name: 'COUNT_FILE', value: countFile }] });
+  return stdioServerDocument(
+    { serverId: tool.serverId, scope: tool.scope, name: 'bench-echo' },
+    { args: [echoServerPath], env: [{ name: 'COUNT_FILE', value: countFile }], sandbox: testSandboxProfile([countFile]) },
+  );
 }
 
 /** Stands in for the registry's `getServer` (the adapter caches the answer for 30 s). */

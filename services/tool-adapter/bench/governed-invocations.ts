@@ -30,6 +30,8 @@
 //   BENCH_AWAITED_STREAMS      a regular expression overriding which streams count as awaited writes (jetstream-usage.ts)
 //   BENCH_PROFILE=1 or --profile: CPU profile of the first run's adapter (summary on stderr; BENCH_PROFILE_OUT saves it)
 //   BENCH_LOG_LEVEL (warn)     the adapter's log level
+//   BENCH_SANDBOX (bubblewrap) how the adapter and the direct calls run the echo server: bubblewrap (the default
+//                              sandbox profile, spawned once per pooled session) or off (a plain child process)
 //   --use-running / BENCH_USE_RUNNING=1: NATS_URL and MONGODB_URL (BENCH_NATS_MONITOR_URL, BENCH_FERRETDB_METRICS_URL)
 //
 // It prints, as its last line, one JSON object. Per governed run: rate and latency; lost = requests JetStream accepted
@@ -42,6 +44,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Scope } from '@toolplane/contracts';
 import { createMcpPool, type McpTarget } from '@toolplane/mcp';
+import { sandboxScratchDir, testSandboxProfile } from '@toolplane/mcp/testing';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
 import { connectStore } from '@toolplane/store';
 import { lookupInvocation } from './adapter-commands.js';
@@ -77,6 +80,7 @@ const env = process.env;
 const argv = process.argv.slice(2);
 const { useRunning, profile, inFlight, warmupS, sustainedS, halfS, drainS, rateLimit } = benchSettings(env, argv);
 const syncAlwaysRun = env['BENCH_SYNC_ALWAYS'] !== '0';
+const sandboxMode = env['BENCH_SANDBOX'] === 'off' ? 'off' : 'bubblewrap';
 const preloadCalls = Number(env['BENCH_PRELOAD'] ?? 0);
 const preloadSettleMs = Number(env['BENCH_PRELOAD_SETTLE_S'] ?? 300) * 1000;
 const awaited = awaitedStreamMatcher(env['BENCH_AWAITED_STREAMS']);
@@ -86,14 +90,15 @@ const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 const run = randomBytes(4).toString('hex');
 const scope: Scope = { tenant: 'bench', workspace: `w_${run}` };
 const tool: BenchTool = { scope, agentId: 'bench-agent', toolId: 'bench.echo', serverId: randomUUID() };
-const work = await mkdtemp(path.join(tmpdir(), 'toolplane-bench-adapter-'));
+// The count files are written from inside the echo server's sandbox.
+const work = await sandboxScratchDir('toolplane-bench-adapter-');
 const directCountFile = path.join(work, 'direct-count');
 
 log(useRunning ? 'using NATS_URL and MONGODB_URL' : 'starting NATS and FerretDB (infra/local) on free ports');
 const infra = await benchInfra(env, useRunning);
 const keys = await benchKeys(scope.tenant);
-const pool = createMcpPool();
-const directTarget: McpTarget = { transport: 'stdio', command: process.execPath, args: [echoServerPath], env: { COUNT_FILE: directCountFile } };
+const pool = createMcpPool({ connect: { sandbox: { mode: sandboxMode } } });
+const directTarget: McpTarget = { transport: 'stdio', command: process.execPath, args: [echoServerPath], env: { COUNT_FILE: directCountFile }, sandbox: testSandboxProfile([directCountFile]) };
 const stopLater: (() => Promise<void>)[] = [];
 
 const direct = (recorder: LatencyRecorder): Promise<CallOutcome> => {
@@ -166,6 +171,7 @@ try {
     direct: extra?.direct,
     halfLoad: extra?.halfLoad,
     preload: preloadCalls,
+    sandbox: sandboxMode,
     rateLimit,
     machine: { cpus: availableParallelism(), node: process.version, loadAverage1m: round(loadavg()[0] ?? 0, 1) },
     ...(governed.profile === undefined ? {} : { profile: Object.fromEntries(governed.profile.buckets.slice(0, 8).map((bucket) => [bucket.name, round(bucket.share, 1)])) }),
@@ -214,6 +220,7 @@ async function governedRun(options: GovernedRunOptions): Promise<{ result: Recor
           TOOLPLANE_TRUSTED_KEYS: keys.trustedKeys,
           ADAPTER_SIGNING_KEY: keys.signingKey,
           ADAPTER_CONCURRENCY: env['ADAPTER_CONCURRENCY'] ?? String(inFlight),
+          MCP_STDIO_SANDBOX: sandboxMode,
         },
         { cpuProfileDir },
       );

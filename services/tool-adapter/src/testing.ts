@@ -24,12 +24,13 @@ import {
   type ApprovalRequested,
   type JsonObject,
   type McpServerSetting,
+  type SandboxProfile,
   type OperatorClaims,
   type Scope,
   type TenantPolicy,
 } from '@toolplane/contracts';
 import { issueToken, type Lifetime, type SigningKeyPair } from '@toolplane/auth';
-import { fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
+import { fixtureSandboxProfile, fixtureServerPath, type FixtureServer } from '@toolplane/mcp/testing';
 import { ensureStream, publish, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { jetStreamInvocationCalls, storedInvocationOf, type StoredInvocation } from './adapters/invocation-store.js';
 import { agentProfileKey, openPolicyBuckets, tenantPolicyKey } from './adapters/policy-buckets.js';
@@ -121,8 +122,15 @@ export interface TestServer {
 }
 
 /** A stdio MCP server document running `args` with `executable` (default this Node.js) and exactly `env`. */
-export function stdioServerDocument(server: TestServer, command: { readonly args: readonly string[]; readonly env?: readonly McpServerSetting[]; readonly executable?: string }): McpServer {
-  return serverDocument(server, { transport: 'Stdio', command: { executable: command.executable ?? process.execPath, args: [...command.args], env: [...(command.env ?? [])] } });
+export function stdioServerDocument(
+  server: TestServer,
+  command: { readonly args: readonly string[]; readonly env?: readonly McpServerSetting[]; readonly executable?: string; readonly sandbox?: SandboxProfile },
+): McpServer {
+  return serverDocument(server, {
+    transport: 'Stdio',
+    command: { executable: command.executable ?? process.execPath, args: [...command.args], env: [...(command.env ?? [])] },
+    ...(command.sandbox === undefined ? {} : { sandbox: command.sandbox }),
+  });
 }
 
 /** A Streamable HTTP MCP server document at `endpointUrl`, with its headers and own connection, if any. */
@@ -156,7 +164,12 @@ function serverDocument(server: TestServer, transport: Record<string, unknown>):
 
 /** A fixture server of @toolplane/mcp over stdio, counting its executions into `countFile` when one is given. */
 export function fixtureServerDocument(server: TestServer, fixture: FixtureServer, countFile?: string): McpServer {
-  return stdioServerDocument(server, { args: [fixtureServerPath(fixture)], env: countFile === undefined ? [] : [{ name: 'COUNT_FILE', value: countFile }] });
+  const env: Record<string, string> = countFile === undefined ? {} : { COUNT_FILE: countFile };
+  return stdioServerDocument(server, {
+    args: [fixtureServerPath(fixture)],
+    env: Object.entries(env).map(([name, value]) => ({ name, value })),
+    sandbox: fixtureSandboxProfile(fixture, env),
+  });
 }
 
 /** Where the fixture servers of `scope` count their executions: a file per workspace in `dir`. */

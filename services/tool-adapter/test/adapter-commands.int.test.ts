@@ -3,8 +3,7 @@
 // the reconciliation of a call that a redelivery after a crash ended Uncertain, and the inspection of calls (their
 // redacted arguments, and once ended their results and receipts).
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -32,7 +31,7 @@ import {
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
 import { runCli, type CliIo } from '@toolplane/cli';
-import { FixtureServer } from '@toolplane/mcp/testing';
+import { FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -98,7 +97,7 @@ beforeAll(async () => {
   const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
   receiptPrivateKey = receiptKeys.privateKey;
-  tmp = await mkdtemp(path.join(tmpdir(), 'adapter-commands-'));
+  tmp = await sandboxScratchDir('adapter-commands-');
   adapter = await startService(
     toolAdapterService,
     adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [tenantKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: receiptKeyId }),

@@ -22,7 +22,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer } from '@toolplane/mcp/testing';
+import { FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { connectStore, type Store } from '@toolplane/store';
 import { freePort } from '@toolplane/testing';
@@ -252,7 +252,7 @@ export class AdapterHarness {
 
   /** Connects to NATS and MongoDB, opens the descriptor read model and answers the registry's getServer. */
   static async start(options: HarnessOptions): Promise<AdapterHarness> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'adapter-fault-'));
+    const dir = await sandboxScratchDir('adapter-fault-');
     const messaging = await connectMessaging({ url: options.natsUrl, name: 'adapter-fault-test' });
     const store = await connectStore({ url: options.mongoUrl, dbName: options.dbName, appName: 'adapter-fault-test' });
     const descriptors = await openKv(messaging, descriptorBucket, ToolDescriptor);

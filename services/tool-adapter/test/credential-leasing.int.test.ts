@@ -5,9 +5,7 @@
 // NATS is a private nats-server: the work queue's durable consumer is one per stream, and the other in-process
 // adapter tests of this workspace would otherwise take this file's requests (and it theirs).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
@@ -23,7 +21,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer, fixtureServerPath, startHttpFixture, type HttpServerProcess } from '@toolplane/mcp/testing';
+import { fixtureSandboxProfile, FixtureServer, fixtureServerPath, type HttpServerProcess, sandboxScratchDir, startHttpFixture } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { secretBrokerService } from '@toolplane/secret-broker';
@@ -83,7 +81,7 @@ beforeAll(async () => {
   natsUrl = nats.url;
   agentKey = await generateSigningKeyPair('vault-agent-1');
   operatorKey = await generateSigningKeyPair('vault-operator-1');
-  tmp = await mkdtemp(path.join(tmpdir(), 'adapter-credentials-'));
+  tmp = await sandboxScratchDir('adapter-credentials-');
   const common = { NATS_URL: natsUrl, MONGODB_URL: infra.mongoUrl, MONGODB_DATABASE: infra.dbName, HTTP_PORT: '0', LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent' };
   broker = await startService(secretBrokerService, {
     ...common,
@@ -133,6 +131,7 @@ function stdioServer(scope: Scope, serverId: string): McpServer {
         { name: 'ECHO_TOKEN', connectionRef: 'echo-token' },
         { name: 'COUNT_FILE', value: countFileOf(tmp, scope) },
       ],
+      sandbox: fixtureSandboxProfile(FixtureServer.secretEcho, { COUNT_FILE: countFileOf(tmp, scope) }),
     },
   );
 }

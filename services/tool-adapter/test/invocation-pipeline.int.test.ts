@@ -2,9 +2,7 @@
 // stand-in for the registry's getServer responder, the counting-echo fixture MCP server over stdio, requests on
 // the invocation work queue with signed context tokens, replies on the runtime's inbox, events on the stream.
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApprovalOutcomeEvent,
@@ -31,7 +29,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer, everythingStdioTarget } from '@toolplane/mcp/testing';
+import { everythingStdioTarget, FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -106,7 +104,7 @@ beforeAll(async () => {
   const receiptKeys = receiptSigningKey();
   receiptPublicKey = receiptKeys.publicKey;
   receiptPrivateKey = receiptKeys.privateKey;
-  tmp = await mkdtemp(path.join(tmpdir(), 'adapter-int-'));
+  tmp = await sandboxScratchDir('adapter-int-');
   adapterEnv = adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [agentKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: receiptKeyId });
   adapter = await startService(toolAdapterService, adapterEnv);
   messaging = await connectMessaging({ url: nats.url, name: 'adapter-int-test' });

@@ -4,9 +4,7 @@
 // a server that cannot be asked refusing as retryable; and the registry's checks (checkPolicyBundle,
 // checkToolPublication) answered service to service.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
@@ -22,7 +20,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { bearerHeaders, generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer } from '@toolplane/mcp/testing';
+import { FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, request, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
@@ -64,7 +62,7 @@ beforeAll(async () => {
   nats = await startNatsServer();
   tenantKey = await generateSigningKeyPair('tenant-1');
   const receiptKeys = receiptSigningKey();
-  tmp = await mkdtemp(path.join(tmpdir(), 'policy-bundles-'));
+  tmp = await sandboxScratchDir('policy-bundles-');
   adapter = await startService(
     toolAdapterService,
     adapterTestEnv({ natsUrl: nats.url, mongoUrl: infra.mongoUrl, dbName: infra.dbName, trustedKeys: { [tenant]: [tenantKey.publicJwk] }, signingKey: receiptKeys.setting, signingKeyId: 'policy-bundles-test' }),

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvocationRequest, ToolDescriptor, type AgentProfileInput, type Scope, type TenantPolicyInput } from '@toolplane/contracts';
 import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { FixtureServer } from '@toolplane/mcp/testing';
+import { FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { testScope } from '@toolplane/testing';
@@ -72,7 +72,7 @@ async function closeReplica(replica: PolicyReplica | undefined): Promise<void> {
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  tmp = await mkdtemp(path.join(tmpdir(), 'policy-replicas-'));
+  tmp = await sandboxScratchDir('policy-replicas-');
   replicaA = await policyReplica(nats.url, 'policy-replica-a');
   replicaB = await policyReplica(nats.url, 'policy-replica-b');
 }, 60_000);
