@@ -33,7 +33,7 @@ import { runCli, type CliIo } from '@toolplane/cli';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { generateKek, generateRecipientKeyPair } from '@toolplane/sealing';
 import { freePort, uniqueName, type TestScope } from '@toolplane/testing';
-import { sandboxScratchDir } from '@toolplane/mcp/testing';
+import { sandboxScratchDir, serverDataFiles } from '@toolplane/mcp/testing';
 import { spawnService, waitForStatus, type ServiceName, type ServiceProcess } from './service-process.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -410,9 +410,6 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
   };
 }
 
-// The settings of the e2e servers that name a file the server writes (the fixtures' count, server-memory's graph).
-const SERVER_DATA_FILE_VARIABLES = ['COUNT_FILE', 'MEMORY_FILE_PATH'];
-
 /** One tool of a server to bind, with `tools bind` flags beyond the server and tool name. */
 export interface ToolBinding {
   readonly tool: string;
@@ -422,12 +419,11 @@ export interface ToolBinding {
 /**
  * Registers a stdio MCP server through the registry (`servers register`, `servers discover`, `tools bind`, as an
  * operator would) and returns its id. `env` are plain settings of the server process; the directories of the files
- * its COUNT_FILE and MEMORY_FILE_PATH name are the writable paths of its sandbox (made with sandboxScratchDir).
+ * its COUNT_FILE, STATE_FILE and MEMORY_FILE_PATH name are the writable paths of its sandbox (made with sandboxScratchDir).
  */
 export async function registerServer(platform: Platform, name: string, argv: readonly string[], env: Readonly<Record<string, string>>, bindings: readonly ToolBinding[]): Promise<string> {
   const envFlags = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
-  const dataFiles = SERVER_DATA_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
-  const writableFlags = [...new Set(dataFiles.map((file) => path.dirname(file)))].flatMap((dir) => ['--sandbox-writable', dir]);
+  const writableFlags = [...new Set(serverDataFiles(env).map((file) => path.dirname(file)))].flatMap((dir) => ['--sandbox-writable', dir]);
   const registered = await platform.toolplaneJson<{ server: { serverId: string; state: string } }>(
     'servers',
     'register',

@@ -37,8 +37,14 @@ export function fixtureServerPath(name: FixtureServer): string {
   return fileURLToPath(new URL(`../test/fixtures/${name}.mjs`, import.meta.url));
 }
 
-// The fixtures' env variables that name a file they write (or watch): its directory is a writable path of their sandbox.
-const FIXTURE_FILE_VARIABLES = ['COUNT_FILE', 'STATE_FILE'];
+// The test servers' env variables that name a file they write (or watch): the fixtures' COUNT_FILE and STATE_FILE,
+// server-memory's MEMORY_FILE_PATH. The directory of each is a writable path of the server's sandbox.
+const SERVER_DATA_FILE_VARIABLES = ['COUNT_FILE', 'STATE_FILE', 'MEMORY_FILE_PATH'];
+
+/** The files a test server run with `env` writes: what its COUNT_FILE, STATE_FILE and MEMORY_FILE_PATH name. */
+export function serverDataFiles(env: Readonly<Record<string, string>>): string[] {
+  return SERVER_DATA_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
+}
 
 /**
  * The sandbox profile of a test server: the default one, with the directories of `dataFiles` writable (each must be
@@ -83,8 +89,7 @@ export function fixtureStdioTarget(name: FixtureServer, env: Record<string, stri
  * (make them with {@link sandboxScratchDir}) and `sleep` runnable for counting-echo's spawn_helper.
  */
 export function fixtureSandboxProfile(name: FixtureServer, env: Readonly<Record<string, string>>): SandboxProfile {
-  const files = FIXTURE_FILE_VARIABLES.flatMap((variable) => (env[variable] === undefined ? [] : [env[variable]]));
-  return testSandboxProfile(files, name === 'counting-echo' ? ['/usr/bin/sleep'] : []);
+  return testSandboxProfile(serverDataFiles(env), name === 'counting-echo' ? ['/usr/bin/sleep'] : []);
 }
 
 /**
