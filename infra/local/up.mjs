@@ -60,6 +60,8 @@ let startedInfra = false;
 const localInfra = !natsUrl && !mongoUrl;
 if (!localInfra && (!natsUrl || !mongoUrl)) fail('set both NATS_URL and MONGODB_URL, or neither (to use the local nats-server and FerretDB)');
 if (localInfra) runStep('installing local nats-server and FerretDB (the first run builds them with Go: about 9 minutes on 2 cores)', 'bash', ['infra/local/install.sh']);
+// The sandbox of stdio MCP servers (the registry's and the adapter's default): bubblewrap, installed once when missing.
+if (process.env.MCP_STDIO_SANDBOX !== 'off') runStep('checking bubblewrap, the sandbox of stdio MCP servers', 'bash', ['infra/local/install-sandbox.sh']);
 // Built before anything is started: a build that fails leaves no server running behind it.
 runStep('building', 'npx', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 if (localInfra) {

@@ -8,6 +8,7 @@ import {
   ApprovalOutcomeEvent,
   ApprovalReply,
   ConsumeApprovalRequest,
+  DEFAULT_SANDBOX_PROFILE,
   EffectiveToolSet,
   EffectiveToolSetRequest,
   commandSubject,
@@ -20,6 +21,7 @@ import {
   eventMsgId,
   subjectOfEvent,
   streams,
+  SANDBOX_LIMIT_DEFAULTS,
   ToolplaneError,
   adapterOperations,
   type ApprovalRequested,
@@ -29,7 +31,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { generateSigningKeyPair, type SigningKeyPair } from '@toolplane/auth';
-import { everythingStdioTarget, FixtureServer, sandboxScratchDir } from '@toolplane/mcp/testing';
+import { everythingStdioTarget, FixtureServer, fixtureServerPath, sandboxScratchDir } from '@toolplane/mcp/testing';
 import { connectMessaging, openKv, publish, request, serve, type Messaging, type ServeHandle, type TypedKv } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
 import { connectStore, type Store } from '@toolplane/store';
@@ -82,6 +84,9 @@ const boundTools = new Map<string, ToolDescriptor>();
 const everythingServerId = randomUUID();
 /** The server id under which the stand-in registry answers with the hostile fixture. */
 const hostileServerId = randomUUID();
+/** The server id under which the stand-in registry answers with the escapist fixture, in a sandbox of 2 CPU seconds. */
+const escapistServerId = randomUUID();
+const escapistCpuSeconds = 2;
 
 let agentKey: SigningKeyPair;
 let receiptPublicKey: KeyObject;
@@ -114,6 +119,10 @@ beforeAll(async () => {
   registry = await serveStandInRegistry(messaging, {
     serverFor: (serverId, scope) => {
       if (serverId === hostileServerId) return fixtureServerDocument({ serverId, scope, name: 'hostile' }, FixtureServer.hostile);
+      if (serverId === escapistServerId) {
+        const sandbox = { ...DEFAULT_SANDBOX_PROFILE, name: 'tight', limits: { ...SANDBOX_LIMIT_DEFAULTS, cpuSeconds: escapistCpuSeconds } };
+        return stdioServerDocument({ serverId, scope, name: 'escapist' }, { args: [fixtureServerPath(FixtureServer.escapist)], sandbox });
+      }
       if (serverId === everythingServerId) return everythingServer(scope);
       return fixtureServerDocument({ serverId, scope, name: 'fixture' }, FixtureServer.countingEcho, countFileOf(tmp, scope));
     },
@@ -290,6 +299,36 @@ describe('the tool adapter', () => {
 
     const after = await invoke(scope, { toolId: 'fixture.echo', arguments: { text: 'still here' }, idempotencyKey: 'after-hostile' });
     expect(after.ok && after.data.textContent).toContain('still here');
+  });
+
+  it('runs a hostile server in its sandbox: the adapter\'s environ is out of its reach, a CPU limit ends its call Uncertain naming the limit, the next call gets a fresh sandbox, and other servers go on', { timeout: 90_000 }, async () => {
+    const scope = await freshScope();
+    const single = { mcpServerId: escapistServerId, retryPolicy: { maxAttempts: 1, initialBackoffMs: 1, maxBackoffMs: 1 } };
+    await bindTool(scope, 'fixture.read_file', 'read_file', { type: 'object', properties: { path: { type: 'string' } } }, single);
+    await bindTool(scope, 'fixture.burn', 'burn_cpu', { type: 'object' }, { ...single, sideEffectClass: 'WRITE', riskClass: 'MEDIUM', idempotency: 'NONE' });
+    const recorder = recordEvents(scope);
+    await messaging.connection.flush();
+
+    // The adapter runs in this process: its environment is what the server would steal. Its PID namespace has no such pid.
+    const environ = await invoke(scope, { toolId: 'fixture.read_file', arguments: { path: `/proc/${process.pid}/environ` }, idempotencyKey: 'steal-environ' });
+    expect(environ.ok && environ.data.status).toBe('SUCCESS');
+    expect(environ.ok && environ.data.structuredContent).toMatchObject({ ok: false });
+    expect(environ.ok && environ.data.receipt.sandbox).toMatchObject({ sandboxKind: 'Bubblewrap', profileName: 'tight', network: 'none', limits: { cpuSeconds: escapistCpuSeconds } });
+
+    const burn = await invoke(scope, { toolId: 'fixture.burn', arguments: {}, idempotencyKey: 'burn-1' });
+    expect(burn.ok && burn.data.status).toBe('UNCERTAIN');
+    expect(burn.ok && burn.data.receipt.failure?.code).toBe('UNKNOWN_OUTCOME');
+    expect(burn.ok && burn.data.receipt.failure?.message).toContain(`CPU time limit (${escapistCpuSeconds} s)`);
+    // Ended, not left non-terminal: its sandbox was released.
+    const burnId = burn.ok ? burn.data.receipt.invocationId : '';
+    await waitFor('the burn call\'s SandboxReleased', () => recorder.events.some((event) => event.type === 'SandboxReleased' && event.metadata.invocationId === burnId) || undefined);
+    recorder.stop();
+
+    // The server died of its limit; the next call is served by a fresh sandbox of the same profile.
+    const hostname = await invoke(scope, { toolId: 'fixture.read_file', arguments: { path: '/etc/hostname' }, idempotencyKey: 'after-burn' });
+    expect(hostname.ok && hostname.data.status).toBe('SUCCESS');
+    const other = await invoke(scope, { toolId: 'fixture.echo', arguments: { text: 'still here' }, idempotencyKey: 'after-escapist' });
+    expect(other.ok && other.data.textContent).toContain('still here');
   });
 
   it('denies a tool outside the agent’s profile with AUTHORIZATION_DENIED, never calling it', { timeout: 60_000 }, async () => {
