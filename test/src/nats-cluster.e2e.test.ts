@@ -293,18 +293,35 @@ describe('a three-node cluster', () => {
 
     // Every call's terminal event is in the events stream, once: ToolCallCompleted, or ToolEffectUncertain. Reading it
     // creates a consumer, which takes a meta leader: the killed node may have been it, and the survivors may still be
-    // electing one.
+    // electing one. An event whose publish failed in the failover is published again when its request is redelivered
+    // (the request is acked only once its events are stored), so it may arrive after the reply: wait for it.
     await waitFor('the surviving nodes to be healthy', async () => (await Promise.all(survivors.map(healthy))).every(Boolean), 60_000);
-    const stored = await waitFor('the events of the scope', () => storedEvents().catch(() => undefined), 60_000);
-    const terminal = new Map<string, number>();
-    for (const event of stored) {
-      if ((event.type !== 'ToolCallCompleted' && event.type !== 'ToolEffectUncertain') || !('invocationId' in event.metadata)) continue;
-      const key = `${event.type} ${event.metadata.invocationId}`;
-      terminal.set(key, (terminal.get(key) ?? 0) + 1);
-    }
     const terminalType = (status: InvocationResult['status'] | undefined) => (status === 'SUCCESS' ? 'ToolCallCompleted' : 'ToolEffectUncertain');
-    const missing = acknowledged.filter((o) => o.result !== undefined && terminal.get(`${terminalType(o.result.status)} ${o.result.receipt.invocationId}`) !== 1).map((o) => o.key);
-    expect(missing, `calls whose terminal event is not in ${streams.events.name} exactly once`).toEqual([]);
+    const terminalCounts = (events: readonly LifecycleEvent[]) => {
+      const terminal = new Map<string, number>();
+      for (const event of events) {
+        if ((event.type !== 'ToolCallCompleted' && event.type !== 'ToolEffectUncertain') || !('invocationId' in event.metadata)) continue;
+        const key = `${event.type} ${event.metadata.invocationId}`;
+        terminal.set(key, (terminal.get(key) ?? 0) + 1);
+      }
+      return terminal;
+    };
+    const terminalOf = (o: CallOutcome) => `${terminalType(o.result?.status)} ${o.result?.receipt.invocationId ?? ''}`;
+    let stored: LifecycleEvent[] = [];
+    await waitFor(
+      'every terminal event in the events stream',
+      async () => {
+        stored = (await storedEvents().catch(() => undefined)) ?? stored;
+        const terminal = terminalCounts(stored);
+        return acknowledged.every((o) => o.result === undefined || (terminal.get(terminalOf(o)) ?? 0) >= 1);
+      },
+      90_000,
+    ).catch(() => undefined); // the assertion below says which are missing
+    const terminal = terminalCounts(stored);
+    const missing = acknowledged.filter((o) => o.result !== undefined && terminal.get(terminalOf(o)) !== 1);
+    const eventsOf = (invocationId: string) => stored.filter((event) => 'invocationId' in event.metadata && event.metadata.invocationId === invocationId).map((event) => event.type);
+    const why = missing.map((o) => `${o.key} (${o.result?.status} via ${o.via}): ${eventsOf(o.result?.receipt.invocationId ?? '').join(', ')}`).join('\n');
+    expect(missing.map((o) => o.key), `calls whose terminal event is not in ${streams.events.name} exactly once:\n${why}\n${platform.logs('tool-adapter', 30)}`).toEqual([]);
 
     // The calls made after the kill succeeded too, and the services, reconnected, still answer: fresh calls get replies.
     expect(acknowledged.filter((outcome) => killedAt !== undefined && outcome.startedAt > killedAt).length).toBeGreaterThan(total - killAfter - concurrency * 2);
