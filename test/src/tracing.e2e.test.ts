@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { context, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalRequested } from '@toolplane/contracts';
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
 import { connectMcp } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
@@ -41,9 +42,13 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   platform = await startPlatform(infra, 'tracing', { env: otelEnv() });
   await registerServer(platform, 'meta', [process.execPath, fixtureServerPath(FixtureServer.metaEcho)], {}, [{ tool: 'echo_meta', flags: read }]);
-  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: ['meta.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
-  await platform.putTenantPolicy(e2eTenantPolicy({ gateWrites: false }));
-  await waitForTools(platform, ['meta.echo_meta']);
+  // The same tool declared WRITE, which the tenant policy gates behind an approval.
+  await registerServer(platform, 'gatedmeta', [process.execPath, fixtureServerPath(FixtureServer.metaEcho)], {}, [
+    { tool: 'echo_meta', flags: ['--effect', 'write', '--risk', 'medium', '--idempotency', 'none'] },
+  ]);
+  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: ['meta.*', 'gatedmeta.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
+  await platform.putTenantPolicy(e2eTenantPolicy({ gateWrites: true }));
+  await waitForTools(platform, ['meta.echo_meta', 'gatedmeta.echo_meta']);
   endpoint = await startHttpProcess('mcp-endpoint', platform, () => ({ ...otelEnv(), MCP_ENDPOINT_CALL_TIMEOUT_MS: '30000' }));
   // The agent's side: this process exports its spans to the same receiver.
   tracing = startTracing({ serviceName: 'e2e-agent', env: otelEnv(), logger: createLogger({ service: 'e2e-agent', level: 'silent' }) });
@@ -228,6 +233,39 @@ describe('traces', () => {
     expect(served.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'meta.echo_meta', 'gen_ai.operation.name': 'execute_tool' });
     // The endpoint calls through the SDK client, whose CLIENT span the adapter's consumer span continues.
     expect(ancestry(received, only(received, 'tool-adapter', 'tool-adapter process')).slice(0, 2)).toEqual(['mcp-endpoint:toolplane.invoke meta.echo_meta', 'mcp-endpoint:tools/call meta.echo_meta']);
+    expectNothingSecretExported(canary);
+  });
+
+  it('keep a call that waited for a human approval in one trace: its resumed stages continue the call’s trace beside an approval wait span linked to the decision', { timeout: 120_000 }, async () => {
+    const canary = `canary-${randomUUID()}`;
+    const recorder = await platform.recordEvents();
+    const invoking = client.invoke('gatedmeta.echo_meta', { text: canary }, { idempotencyKey: `traced-gated-${randomUUID()}` });
+    const requested = await waitFor('ApprovalRequested', () =>
+      recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.toolId === 'gatedmeta.echo_meta'),
+    );
+    recorder.stop();
+    expect(await platform.toolplane('approvals', 'approve', requested.data.approvalId, '--reason', 'traced')).toMatchObject({ code: 0, err: '' });
+    const result = await invoking;
+    expect(result.status).toBe('SUCCESS');
+
+    await tracing.flush();
+    const invoked = await waitFor('the client span', () => receiver.spans().find((span) => span.service === 'e2e-agent' && span.name === 'toolplane.invoke gatedmeta.echo_meta'));
+    const received = await completeTrace(invoked.traceId, [
+      ['e2e-agent', 'toolplane.invoke gatedmeta.echo_meta'],
+      ['tool-adapter', 'approval wait'],
+      ['tool-adapter', 'toolplane.stage APPROVAL_DECISION'],
+    ]);
+    expectOneGovernedTrace(received, 'e2e-agent:toolplane.invoke gatedmeta.echo_meta', result.structuredContent?.['meta']);
+    const wait = only(received, 'tool-adapter', 'approval wait');
+    expect(wait.attributes['toolplane.approval_id']).toBe(requested.data.approvalId);
+    expect(received.byId.get(wait.parentSpanId ?? '')?.name, 'the wait hangs off the stage that parked the call').toBe('toolplane.stage APPROVAL');
+    // Linked to the decision, which is a trace of its own (the operator's command, the approval service's event).
+    expect(wait.links).toHaveLength(1);
+    expect(wait.links[0]?.traceId).not.toBe(invoked.traceId);
+    // The resumed stages continue from the stage that parked the call, beside the wait.
+    for (const stage of ['APPROVAL_DECISION', 'EXECUTE']) {
+      expect(ancestry(received, only(received, 'tool-adapter', `toolplane.stage ${stage}`)), `the resumed ${stage} stage continues the parked call`).toContain('tool-adapter:toolplane.stage APPROVAL');
+    }
     expectNothingSecretExported(canary);
   });
 });

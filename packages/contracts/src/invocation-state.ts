@@ -64,7 +64,9 @@ export function invocationStateFilter(filter: ScopeFilter = {}): string {
  * A transition of a call: the call as it now is, the public lifecycle events the transition produced (published
  * after the append with their deterministic ids, and again from here after a crash), and the processing lease of
  * the handler that wrote it (absent once the call is settled: ended, or parked for an approval). A record after the
- * first may leave out `argumentsJson`: the arguments never change within a call, and are stored once.
+ * first may leave out `argumentsJson`: the arguments never change within a call, and are stored once. A record that
+ * parks the call for an approval keeps the W3C trace context it was written in (`traceContext`), when it was
+ * traced: the decision, maybe hours later, resumes the call in that trace.
  */
 export const InvocationRecorded = z.strictObject({
   type: z.literal('InvocationRecorded'),
@@ -72,6 +74,12 @@ export const InvocationRecorded = z.strictObject({
     invocation: ToolInvocation.extend({ argumentsJson: z.string().optional() }),
     events: z.array(LifecycleEvent).max(16),
     leaseUntil: IsoDateTime.optional(),
+    traceContext: z
+      .strictObject({
+        traceparent: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, 'must be a W3C traceparent'),
+        tracestate: z.string().max(512).optional(),
+      })
+      .optional(),
   }),
 });
 export type InvocationRecorded = z.infer<typeof InvocationRecorded>;

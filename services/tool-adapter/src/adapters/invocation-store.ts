@@ -12,7 +12,7 @@ import {
 } from '@toolplane/contracts';
 import { foldEvents, inMemoryEventStore, isVersionConflict, jetStreamEventStore, type EventStore } from '@toolplane/event-store';
 import type { Messaging } from '@toolplane/messaging';
-import { InvocationChangedError, invocationDecider, recordedFrom, type InvocationCallState, type InvocationCommand } from '../core/invocation-decider.js';
+import { InvocationChangedError, invocationDecider, recordedFrom, type InvocationCallState, type InvocationCommand, type TraceContext } from '../core/invocation-decider.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 
 // The ToolInvocation aggregate's store: a call's transitions on its own subject of the adapter's private stream
@@ -36,11 +36,6 @@ export interface CallPosition {
   readonly streamId: string;
   readonly state: InvocationCallState;
   readonly version: number;
-  /**
-   * The W3C trace context (`traceparent`, `tracestate`) of the append that parked the call for an approval, when the
-   * store hands message headers back: the resumed call continues that trace.
-   */
-  readonly parkedTrace?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A stored call in one piece (the call now and its processing lease), as lookups and tests see it. */
@@ -123,12 +118,13 @@ export class InvocationCalls {
    */
   async record(
     position: CallPosition,
-    transition: { readonly invocation: ToolInvocation; readonly events: readonly PipelineEvent[]; readonly settled: boolean; readonly now: Date },
+    transition: { readonly invocation: ToolInvocation; readonly events: readonly PipelineEvent[]; readonly settled: boolean; readonly now: Date; readonly traceContext?: TraceContext | undefined },
     signal?: AbortSignal,
   ): Promise<CallPosition> {
     const from = position.state.invocation === undefined ? undefined : recordedFrom(position.state.invocation);
     const leaseUntil = transition.settled ? undefined : this.#leaseFrom(transition.now);
-    return this.#handle(position, { type: 'RecordTransition', data: { from, invocation: transition.invocation, events: transition.events, leaseUntil } }, signal);
+    const { invocation, events, traceContext } = transition;
+    return this.#handle(position, { type: 'RecordTransition', data: { from, invocation, events, leaseUntil, traceContext } }, signal);
   }
 
   async #handle(position: CallPosition, command: InvocationCommand, signal?: AbortSignal, timeoutMs?: number): Promise<CallPosition> {

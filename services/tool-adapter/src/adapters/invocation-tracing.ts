@@ -1,7 +1,9 @@
 import { ROOT_CONTEXT, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import { hasErrorCode, type ToolInvocation } from '@toolplane/contracts';
+import { traceHeaders } from '@toolplane/messaging';
 import { PIPELINE_STEPS, type PipelineState, type PipelineStep, type StageOutcome } from '../core/invocation-pipeline.js';
 import { stageVerdictOf } from '../core/stage-verdict.js';
+import type { TraceContext } from '../core/invocation-decider.js';
 
 // The adapter's trace spans, through the OpenTelemetry API only: with tracing off (no provider registered by the
 // composition root) every span here is the API's non-recording span, and nothing else is built. A stage span is a
@@ -61,6 +63,13 @@ export function traceStageError(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
+/** The active trace context, to keep with a call that parks (undefined when nothing is traced). */
+export function activeTraceContext(): TraceContext | undefined {
+  const { traceparent, tracestate } = traceHeaders();
+  if (traceparent === undefined) return undefined;
+  return tracestate === undefined || tracestate === '' ? { traceparent } : { traceparent, tracestate };
+}
+
 /** What a resumed call's spans hang off, and how long it waited. */
 export interface ApprovalWait {
   /** When the call parked (its record's time). */
@@ -68,7 +77,7 @@ export interface ApprovalWait {
   /** When the decision resumed it. */
   readonly resumedAt: Date;
   /** The trace context kept with the parked call, if it was traced: the resumed stages continue that trace. */
-  readonly parkedTrace: Readonly<Record<string, string>> | undefined;
+  readonly parkedTrace: TraceContext | undefined;
   readonly invocation: ToolInvocation;
 }
 
@@ -80,7 +89,7 @@ export interface ApprovalWait {
  */
 export function traceApprovalWait(wait: ApprovalWait): Context | undefined {
   const decision = context.active();
-  const extracted = wait.parkedTrace === undefined ? undefined : propagation.extract(ROOT_CONTEXT, wait.parkedTrace);
+  const extracted = wait.parkedTrace === undefined ? undefined : propagation.extract(ROOT_CONTEXT, { ...wait.parkedTrace });
   const callSpan = extracted === undefined ? undefined : trace.getSpanContext(extracted);
   const callContext = callSpan !== undefined && isSpanContextValid(callSpan) ? extracted : undefined;
   const decisionSpan = trace.getSpanContext(decision);

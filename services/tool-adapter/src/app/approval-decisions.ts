@@ -33,7 +33,7 @@ export async function handleApprovalDecision(runtime: InvocationRuntime, event: 
   // on, and only that one consumes the approval.
   const claimed = await runtime.calls.record(found, { invocation: parked, events: [], settled: false, now }, delivery.signal);
   // The wait ends here: the resumed stages continue the call's trace (linked to the decision's), not the decision's.
-  const callTrace = traceApprovalWait({ parkedAt: new Date(parked.updatedAt), resumedAt: now, parkedTrace: found.parkedTrace, invocation: parked });
+  const callTrace = traceApprovalWait({ parkedAt: new Date(parked.updatedAt), resumedAt: now, parkedTrace: found.state.parkedTrace, invocation: parked });
   const resume = () => resumeDecided(runtime, event, delivery, point.state, claimed);
   await (callTrace === undefined ? resume() : context.with(callTrace, resume));
 }

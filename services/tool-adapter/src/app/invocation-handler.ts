@@ -17,7 +17,7 @@ import type { McpTarget } from '@toolplane/mcp';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
 import type { CallPosition } from '../adapters/invocation-store.js';
-import { activeWith, startStageSpan, traceStageError, traceStageOutcome } from '../adapters/invocation-tracing.js';
+import { activeTraceContext, activeWith, startStageSpan, traceStageError, traceStageOutcome } from '../adapters/invocation-tracing.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
@@ -324,7 +324,9 @@ async function persistTransition(
   // An approval decision and an operator's reconcile find the call by its ToolCallId: indexed before the
   // ApprovalRequested (or the Uncertain ending) can be seen.
   if (parked || invocation.state === 'Uncertain') await runtime.calls.indexToolCallId(run.scope, invocation.toolCallId, invocation.idempotencyKey, signal);
-  const recorded = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now }, signal);
+  // A parked call keeps the trace it parked in: the decision resumes it there.
+  const traceContext = parked ? activeTraceContext() : undefined;
+  const recorded = await runtime.calls.record(position, { invocation, events: pending, settled: ended || parked, now, traceContext }, signal);
   if (ended) runtime.observer.ended(invocation);
   else if (parked) runtime.observer.parked(invocation);
   if (ended) failpoint(adapterFailpoints.afterTerminal);

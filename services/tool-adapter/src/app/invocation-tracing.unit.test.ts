@@ -10,7 +10,7 @@ import type { TokenVerifier } from '@toolplane/auth';
 import { inMemoryEventStore } from '@toolplane/event-store';
 import type { DeliveryContext, DescriptorCache, Messaging } from '@toolplane/messaging';
 import { recordSpansInMemory, type InMemoryTracing, type Logger, type ReadableSpan } from '@toolplane/service-kit';
-import { InvocationCalls, type CallPosition } from '../adapters/invocation-store.js';
+import { InvocationCalls } from '../adapters/invocation-store.js';
 import type { McpExecutor } from '../adapters/mcp-executor.js';
 import type { RateCounters } from '../adapters/rate-counters.js';
 import { ArgumentValidators } from '../core/argument-validation.js';
@@ -26,20 +26,18 @@ const scope: Scope = { tenant: 'acme', workspace: 'support' };
 const agentId = 'agent-support';
 const argumentValue = 'customer-4711-private-note';
 
-/** Calls that hand back the trace context a parking was appended in, as a store reading message headers would. */
-class TraceKeepingCalls extends InvocationCalls {
-  kept: Record<string, string> | undefined;
-  override async findByToolCallId(callScope: Scope, toolCallId: string, signal?: AbortSignal): Promise<CallPosition | undefined> {
-    const found = await super.findByToolCallId(callScope, toolCallId, signal);
-    return found === undefined ? undefined : { ...found, parkedTrace: this.kept };
+/** Calls recorded without their trace context, as a call parked while the adapter was not tracing was. */
+class UntracedCalls extends InvocationCalls {
+  override record(...[position, transition, signal]: Parameters<InvocationCalls['record']>): ReturnType<InvocationCalls['record']> {
+    return super.record(position, { ...transition, traceContext: undefined }, signal);
   }
 }
 
-function runtimeFor(descriptorOverrides: Partial<ToolDescriptor>, allowed: readonly string[] = ['fixture.*']): { runtime: InvocationRuntime; calls: TraceKeepingCalls } {
+function runtimeFor(descriptorOverrides: Partial<ToolDescriptor>, allowed: readonly string[] = ['fixture.*'], Calls: typeof InvocationCalls = InvocationCalls): { runtime: InvocationRuntime; calls: InvocationCalls } {
   const serverId = randomUUID();
   const descriptor = testDescriptor({ scope, toolId: 'fixture.echo', providerToolName: 'echo', mcpServerId: serverId }, { sandboxKind: 'None', ...descriptorOverrides });
   const profile = agentProfileDocument(scope, agentId, allowed);
-  const calls = new TraceKeepingCalls(inMemoryEventStore<InvocationStateEvent>(), inMemoryEventStore<ToolCallIndexed>(), 5_000);
+  const calls = new Calls(inMemoryEventStore<InvocationStateEvent>(), inMemoryEventStore<ToolCallIndexed>(), 5_000);
   const runtime: InvocationRuntime = {
     messaging: {} as Messaging,
     calls,
@@ -156,16 +154,16 @@ describe('adapter spans', () => {
   });
 
   it('continues a parked call’s trace when the decision resumes it: an approval wait span from parking to resumption, linked to the decision', async () => {
-    const { runtime, calls } = runtimeFor({ sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' });
-    // The parking append is made inside the APPROVAL stage's span; a store that reads headers back hands its context over.
+    const { runtime } = runtimeFor({ sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' });
+    // The parking record keeps the trace context it was written in: the call's.
     const call = await underSpan('adapter.invoke process', async () => {
       await handleInvocationRequest(runtime, request('parked-1'), delivery());
     });
     const approvalStage = stageSpans(tracing.spans()).find((span) => span.attributes['toolplane.stage'] === 'APPROVAL');
     expect(approvalStage?.attributes['toolplane.decision']).toBe('park');
     if (approvalStage === undefined) return;
-    calls.kept = { traceparent: `00-${approvalStage.spanContext().traceId}-${approvalStage.spanContext().spanId}-01` };
     const { state } = await runtime.calls.read(scope, 'parked-1');
+    expect(state.parkedTrace?.traceparent).toMatch(new RegExp(`^00-${call.traceId}-[0-9a-f]{16}-01$`));
     const parked = state.invocation;
     if (parked?.approvalId === undefined || parked.toolVersion === undefined) throw new Error('the call did not park');
     tracing.reset();
@@ -195,9 +193,11 @@ describe('adapter spans', () => {
   });
 
   it('keeps a resumed call in the decision’s trace when no context was kept with it', async () => {
-    const { runtime } = runtimeFor({ sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' });
+    const { runtime } = runtimeFor({ sideEffectClass: 'DESTRUCTIVE', riskClass: 'HIGH' }, ['fixture.*'], UntracedCalls);
     await underSpan('adapter.invoke process', () => handleInvocationRequest(runtime, request('parked-2'), delivery()));
-    const parked = (await runtime.calls.read(scope, 'parked-2')).state.invocation;
+    const { state } = await runtime.calls.read(scope, 'parked-2');
+    expect(state.parkedTrace).toBeUndefined();
+    const parked = state.invocation;
     if (parked?.approvalId === undefined || parked.toolVersion === undefined) throw new Error('the call did not park');
     tracing.reset();
     const rejected = {

@@ -1,4 +1,4 @@
-import { ToolplaneError, isTerminalInvocationState, type InvocationStateEvent, type IsoDateTime, type ToolInvocation } from '@toolplane/contracts';
+import { ToolplaneError, isTerminalInvocationState, type InvocationRecorded, type InvocationStateEvent, type IsoDateTime, type ToolInvocation } from '@toolplane/contracts';
 import type { Decider } from '@toolplane/event-store';
 import type { PipelineEvent } from './invocation-event-log.js';
 
@@ -17,7 +17,12 @@ export interface InvocationCallState {
   readonly leaseUntil: IsoDateTime | undefined;
   /** The public events of every transition, in order: what a handler republishes after a crash. */
   readonly published: readonly PipelineEvent[];
+  /** The trace context the call was parked in (for an approval), if it was traced: its resumption continues it. */
+  readonly parkedTrace?: TraceContext | undefined;
 }
+
+/** A W3C trace context as a record keeps it. */
+export type TraceContext = NonNullable<InvocationRecorded['data']['traceContext']>;
 
 /** Where a call's transition comes from: the record it continues (none for a new call). */
 export interface RecordedFrom {
@@ -31,7 +36,14 @@ export type InvocationCommand =
   /** Record a transition the core decided, continuing `from` (undefined: the call must not exist yet). */
   | {
       readonly type: 'RecordTransition';
-      readonly data: { readonly from: RecordedFrom | undefined; readonly invocation: ToolInvocation; readonly events: readonly PipelineEvent[]; readonly leaseUntil?: IsoDateTime | undefined };
+      readonly data: {
+        readonly from: RecordedFrom | undefined;
+        readonly invocation: ToolInvocation;
+        readonly events: readonly PipelineEvent[];
+        readonly leaseUntil?: IsoDateTime | undefined;
+        /** Kept only when the transition parks the call for an approval. */
+        readonly traceContext?: TraceContext | undefined;
+      };
     }
   /** Renew the lease of the executing attempt `invocationId`. */
   | { readonly type: 'RenewLease'; readonly data: { readonly invocationId: string; readonly leaseUntil: IsoDateTime } };
@@ -56,7 +68,7 @@ function decide(command: InvocationCommand, state: InvocationCallState): Invocat
   const stored = state.invocation;
   switch (command.type) {
     case 'RecordTransition': {
-      const { from, invocation, events, leaseUntil } = command.data;
+      const { from, invocation, events, leaseUntil, traceContext } = command.data;
       if (from === undefined) {
         if (stored !== undefined) throw new InvocationChangedError(`the call with idempotency key ${stored.idempotencyKey} exists already`);
       } else if (stored === undefined || !sameRecord(stored, from)) {
@@ -71,7 +83,8 @@ function decide(command: InvocationCommand, state: InvocationCallState): Invocat
       // The arguments never change within a call: stored once, with the first record.
       const { argumentsJson, ...rest } = invocation;
       const recorded = stored === undefined ? invocation : argumentsJson === stored.argumentsJson ? rest : invocation;
-      return [{ type: 'InvocationRecorded', data: { invocation: recorded, events: [...events], ...(leaseUntil === undefined ? {} : { leaseUntil }) } }];
+      const kept = traceContext !== undefined && invocation.state === 'AwaitingApproval' ? { traceContext } : {};
+      return [{ type: 'InvocationRecorded', data: { invocation: recorded, events: [...events], ...(leaseUntil === undefined ? {} : { leaseUntil }), ...kept } }];
     }
     case 'RenewLease':
       // Only the executing attempt's lease is renewed: after its ending (or a takeover) there is nothing to renew.
@@ -83,9 +96,11 @@ function decide(command: InvocationCommand, state: InvocationCallState): Invocat
 function evolve(state: InvocationCallState, event: InvocationStateEvent): InvocationCallState {
   switch (event.type) {
     case 'InvocationRecorded': {
-      const { invocation, events, leaseUntil } = event.data;
+      const { invocation, events, leaseUntil, traceContext } = event.data;
       const argumentsJson = invocation.argumentsJson ?? state.invocation?.argumentsJson ?? '{}';
-      return { invocation: { ...invocation, argumentsJson }, leaseUntil, published: [...state.published, ...(events as PipelineEvent[])] };
+      // A parked call's trace context lasts while it waits (its claim by a decision records none).
+      const parkedTrace = invocation.state === 'AwaitingApproval' ? (traceContext ?? state.parkedTrace) : undefined;
+      return { invocation: { ...invocation, argumentsJson }, leaseUntil, published: [...state.published, ...(events as PipelineEvent[])], ...(parkedTrace === undefined ? {} : { parkedTrace }) };
     }
     case 'InvocationLeaseRenewed':
       if (state.invocation?.invocationId !== event.data.invocationId) return state;
