@@ -420,8 +420,16 @@ export interface ToolBinding {
  * Registers a stdio MCP server through the registry (`servers register`, `servers discover`, `tools bind`, as an
  * operator would) and returns its id. `env` are plain settings of the server process; the directories of the files
  * its COUNT_FILE, STATE_FILE and MEMORY_FILE_PATH name are the writable paths of its sandbox (made with sandboxScratchDir).
+ * `registerFlags` are further `servers register` flags (e.g. `--policy BUNDLE`).
  */
-export async function registerServer(platform: Platform, name: string, argv: readonly string[], env: Readonly<Record<string, string>>, bindings: readonly ToolBinding[]): Promise<string> {
+export async function registerServer(
+  platform: Platform,
+  name: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  bindings: readonly ToolBinding[],
+  registerFlags: readonly string[] = [],
+): Promise<string> {
   const envFlags = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
   const writableFlags = [...new Set(serverDataFiles(env).map((file) => path.dirname(file)))].flatMap((dir) => ['--sandbox-writable', dir]);
   const registered = await platform.toolplaneJson<{ server: { serverId: string; state: string } }>(
@@ -433,6 +441,7 @@ export async function registerServer(platform: Platform, name: string, argv: rea
     argv.map((word) => `"${word}"`).join(' '),
     ...envFlags,
     ...writableFlags,
+    ...registerFlags,
   );
   const serverId = registered.server.serverId;
   const discovered = await platform.toolplaneJson<{ server: { state: string } }>('servers', 'discover', serverId);

@@ -19,6 +19,7 @@ import { baseServiceConfig, millisecondsSetting, type ServiceDefinition } from '
 import { lifecyclePublisher } from './adapters/lifecycle-publisher.js';
 import { readModelCatchUp } from './adapters/read-model-progress.js';
 import { createMcpGateway } from './adapters/mcp-gateway.js';
+import { adapterPolicyChecks } from './adapters/adapter-policy-checks.js';
 import type { RegistryContext } from './app/registry-context.js';
 import { startWatcher } from './app/watcher.js';
 import { collections, mcpServers, toolDescriptors } from './collections.js';
@@ -63,6 +64,9 @@ export const registryConfig = baseServiceConfig({ httpPort: 7101 })
 
 // How long a list query waits for the read models to hold the changes committed before it.
 const readModelCatchUpMs = 2_000;
+// How long a registration or a bind waits for the tool adapter's policy checks (a bundle exists; which agent profiles
+// a published tool conflicts with) before it goes on without them.
+const policyCheckTimeoutMs = 3_000;
 
 /** The parsed settings of the registry. */
 export type RegistryConfig = z.infer<typeof registryConfig>;
@@ -104,6 +108,8 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
       now: () => new Date().toISOString(),
       newId: () => randomUUID(),
       failureThreshold: config.REGISTRY_HEALTH_FAILURE_THRESHOLD,
+      policies: adapterPolicyChecks(messaging, { timeoutMs: policyCheckTimeoutMs }),
+      onPolicyCheckError: (err, what) => publishLog.warn({ err, what }, 'the tool adapter could not check a policy bundle; the registration goes on (calls through a missing bundle are refused)'),
       onPublishError: (err, what) => publishLog.warn({ err, what }, 'publishing after an append failed; the publisher consumer publishes it from the record'),
     };
 

@@ -181,7 +181,7 @@ describe('the tool adapter’s policy checks at registration and bind', () => {
     const { context, published } = registry(adapter({ bundles: ['payments-strict'] }).checks);
     await expect(registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-lax' }), operator)).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
-      message: 'the policy bundle "payments-lax" does not exist in tenant acme: create it first (toolplane policy bundle put), or name default',
+      message: 'the policy bundle "payments-lax" does not exist in tenant acme: create it first (toolplane policies bundle put), or name default',
     });
     expect(published).toEqual([]);
     expect((await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-strict' }), operator)).server.governancePolicyRef).toBe('payments-strict');

@@ -63,7 +63,7 @@ async function assertPolicyBundleExists(context: RegistryContext, scope: Scope, 
     return;
   }
   if (!exists) {
-    throw new ToolplaneError('INVALID_ARGUMENT', `the policy bundle ${JSON.stringify(name)} does not exist in tenant ${scope.tenant}: create it first (toolplane policy bundle put), or name default`);
+    throw new ToolplaneError('INVALID_ARGUMENT', `the policy bundle ${JSON.stringify(name)} does not exist in tenant ${scope.tenant}: create it first (toolplane policies bundle put), or name default`);
   }
 }
 
