@@ -3,7 +3,8 @@
 // conflicts with, and every call through a server naming a bundle is evaluated against it besides the agent's profile
 // and the tenant's policy, with the bundle named in the reasons; a changed bundle governs the next call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InvocationReply, PolicyBundleInput } from '@toolplane/contracts';
+import { adapterCommandSchemas, adapterOperations, commandSubject, type InvocationReply, type PolicyBundleInput } from '@toolplane/contracts';
+import { request } from '@toolplane/messaging';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
 import { agent, e2eTenantPolicy, registerServer, startPlatform, waitForTools, type Platform } from './platform-harness.js';
@@ -21,6 +22,17 @@ function bundle(name: string, overrides: Partial<PolicyBundleInput> = {}): Polic
 async function putBundle(input: PolicyBundleInput, expectedVersion?: number): Promise<number> {
   const flags = expectedVersion === undefined ? [] : ['--expected-version', String(expectedVersion)];
   return (await platform.toolplaneJson<{ version: number }>('policies', 'bundle', 'put', '--json-input', JSON.stringify(input), ...flags)).version;
+}
+
+/** The agent's effective tool set, with the hidden tools and why. */
+async function effectiveTools() {
+  return request(platform.messaging, {
+    subject: commandSubject(platform.scope, 'adapter', adapterOperations.effectiveTools),
+    requestSchema: adapterCommandSchemas.effectiveTools.request,
+    replySchema: adapterCommandSchemas.effectiveTools.reply,
+    body: { contextToken: await platform.agentToken(), explain: true },
+    timeoutMs: 10_000,
+  });
 }
 
 function outcome(reply: InvocationReply) {
@@ -59,10 +71,15 @@ describe('a server policy bundle', () => {
       message: 'policy bundle "payments-strict" denies WRITE',
     });
     expect(await platform.executions('strict', 'count_calls')).toBe(0);
+    // The agent is not offered it either, and is told why.
+    const offered = await effectiveTools();
+    expect(offered.tools.map((tool) => tool.toolId)).toEqual(['plain.count_calls']);
+    expect(offered.hidden?.find((tool) => tool.toolId === 'strict.count_calls')?.reasons).toEqual([{ code: 'CLASS_DENIED', message: 'policy bundle "payments-strict" denies WRITE' }]);
     // The same tool through a server naming no bundle runs: the tenant policy allows it.
     expect(outcome(await platform.invoke({ toolId: 'plain.count_calls', arguments: {}, idempotencyKey: 'plain-1' })).status).toBe('SUCCESS');
 
     await putBundle(bundle('payments-strict'), version);
+    expect((await effectiveTools()).tools.map((tool) => tool.toolId)).toEqual(['plain.count_calls', 'strict.count_calls']);
     expect(outcome(await platform.invoke({ toolId: 'strict.count_calls', arguments: {}, idempotencyKey: 'strict-2' })).status).toBe('SUCCESS');
     expect(await platform.executions('strict', 'count_calls')).toBe(1);
   });

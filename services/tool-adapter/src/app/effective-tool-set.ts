@@ -2,10 +2,12 @@ import { EffectiveToolSet, EffectiveToolSetRequest, adapterOperations, commandFi
 import { serve, type ServeDiagnostic, type ServeHandle } from '@toolplane/messaging';
 import { effectiveTools } from '../core/effective-tools.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
+import { serverBundlesOf } from './server-bundle.js';
 
 /**
- * Answers which tools a model may see: the descriptors of the scope (from the read model) through the same agent
- * and tenant rules the evaluator applies at call time, then the run policy, task scope and risk restrictions.
+ * Answers which tools a model may see: the descriptors of the scope (from the read model) through the same agent,
+ * tenant and server-bundle rules the evaluator applies at call time, then the run policy, task scope and risk
+ * restrictions.
  * The agent comes from the verified context token, the scope from the subject.
  */
 export async function serveEffectiveToolSet(runtime: InvocationRuntime, signal?: AbortSignal): Promise<ServeHandle> {
@@ -25,13 +27,16 @@ export async function serveEffectiveToolSet(runtime: InvocationRuntime, signal?:
       const claims = await runtime.verifier.verify(request.contextToken, { ...scope, kind: 'agent' });
       const caller = { principal: claims.principal, agentId: claims.agentId, agentRevision: claims.agentRevision, roles: claims.roles ?? [] };
       const now = runtime.clock();
-      const [agentProfile, tenantPolicy] = await Promise.all([
+      const descriptors = runtime.descriptors.list(scope);
+      const [agentProfile, tenantPolicy, serverBundles] = await Promise.all([
         runtime.policies.agentProfile(scope.tenant, scope.workspace, caller.agentId, context.signal),
         runtime.policies.tenantPolicy(scope.tenant, now, context.signal),
+        serverBundlesOf(runtime, scope, descriptors, context.signal),
       ]);
       return effectiveTools({
         scope,
-        descriptors: runtime.descriptors.list(scope),
+        descriptors,
+        serverBundles,
         caller,
         agentProfile,
         tenantPolicy,

@@ -23,11 +23,12 @@ import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.j
 import type { ExecutionResult } from '../core/execution-outcome.js';
 import type { PipelineEvent } from '../core/invocation-event-log.js';
 import { advancePipeline, idempotencyKeyOf, invocationResultOf, receiveInvocation, resumePipeline, type PipelineState, type StageOutcome } from '../core/invocation-pipeline.js';
-import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity, type ServerPolicyBundle } from '../core/policy-evaluator.js';
+import { evaluatePolicy, rateLimitChecksFor, type CallerIdentity } from '../core/policy-evaluator.js';
 import { targetOf } from '../core/credential-injection.js';
 import { brokerCredentials } from './credential-stage.js';
 import type { InvocationRuntime } from './invocation-runtime.js';
 import { leaseSandbox } from './sandbox-stage.js';
+import { serverBundleOf } from './server-bundle.js';
 
 // The I/O side of the governed pipeline on the write path. The core decides every step (advancePipeline accepts only
 // the outcome of the stage that comes next); this file performs the stages and appends a call's transitions to its
@@ -424,7 +425,7 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
   const [agentProfile, tenantPolicy, serverBundle] = await Promise.all([
     runtime.policies.agentProfile(run.scope.tenant, run.scope.workspace, caller.agentId, run.signal),
     runtime.policies.tenantPolicy(run.scope.tenant, runtime.clock(), run.signal),
-    serverBundleOf(runtime, run, descriptor),
+    serverBundleOf(runtime, run.scope, descriptor, run.signal),
   ]);
   const subject = {
     invocationId: invocation.invocationId,
@@ -443,24 +444,6 @@ async function decide(runtime: InvocationRuntime, state: PipelineState, run: Run
     if (await runtime.rateCounters.claim(evaluation.rateCounterUpdates, run.signal)) return evaluation.decision;
   }
   throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the rate-limit counters are too contended; retrying');
-}
-
-/**
- * The policy bundle the tool's server names (its governancePolicyRef, fixed at registration), from the server
- * directory the credential stage and execution use too, so a call asks the registry at most once per directory TTL.
- * A tool without a server (a Flow) has none; a server that cannot be asked is `unavailable`, which the evaluator
- * denies: a call is never governed without the bundle its server names.
- */
-async function serverBundleOf(runtime: InvocationRuntime, run: RunContext, descriptor: ToolDescriptor): Promise<ServerPolicyBundle> {
-  if (descriptor.kind !== 'Mcp' || descriptor.mcpServerId === undefined) return { kind: 'none' };
-  let name: string;
-  try {
-    name = (await runtime.servers(run.scope, descriptor.mcpServerId, run.signal)).governancePolicyRef;
-  } catch (error) {
-    if (run.signal.aborted) throw error;
-    return { kind: 'unavailable', problem: toWireError(error).message.slice(0, 400) };
-  }
-  return runtime.policies.policyBundle(run.scope.tenant, name, run.signal);
 }
 
 async function execute(runtime: InvocationRuntime, state: PipelineState, run: RunContext, brokered: McpTarget | undefined, args: JsonObject): Promise<ExecutionResult> {

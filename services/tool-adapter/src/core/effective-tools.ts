@@ -16,12 +16,12 @@ import {
   type ToolDescriptor,
 } from '@toolplane/contracts';
 import type { SchemaStatus } from './argument-validation.js';
-import { assessTool, type CallerIdentity } from './policy-evaluator.js';
+import { assessTool, type CallerIdentity, type ServerPolicyBundle } from './policy-evaluator.js';
 import { firstMatchingToolPattern } from './tool-patterns.js';
 
-// The effective tool set: registered ∩ agent permissions ∩ tenant policy ∩ run policy ∩ task scope ∩ risk
-// restrictions, computed deterministically before a model sees any tool. The agent and tenant rules are the very
-// ones the evaluator applies at call time (assessTool), so a visible tool is one a call can pass, arguments,
+// The effective tool set: registered ∩ agent permissions ∩ tenant policy ∩ server policy bundle ∩ run policy ∩ task
+// scope ∩ risk restrictions, computed deterministically before a model sees any tool. The agent, tenant and bundle
+// rules are the very ones the evaluator applies at call time (assessTool), so a visible tool is one a call can pass, arguments,
 // command rules and rate limits aside.
 
 /** Everything the effective tool set depends on. */
@@ -32,6 +32,8 @@ export interface EffectiveToolsInput {
   readonly caller: CallerIdentity;
   readonly agentProfile: AgentProfile | undefined;
   readonly tenantPolicy: TenantPolicy;
+  /** The policy bundle of each descriptor's server, by server id (a server absent here applies none). */
+  readonly serverBundles?: ReadonlyMap<string, ServerPolicyBundle> | undefined;
   readonly runPolicy?: RunPolicy | undefined;
   readonly taskScope?: TaskScope | undefined;
   readonly restrictions?: RiskRestrictions | undefined;
@@ -88,7 +90,8 @@ function hiddenBecause(descriptor: ToolDescriptor, input: EffectiveToolsInput, n
   else if (!descriptor.healthy) hide('TOOL_UNHEALTHY', `${toolId}@${descriptor.toolVersion} is not healthy`);
   else if (newest !== descriptor) hide('TOOL_VERSION_SUPERSEDED', `${toolId}@${newest?.toolVersion ?? '?'} is the version in use`);
 
-  const assessment = assessTool(descriptor, input.caller, input.agentProfile, input.tenantPolicy, input.scope.workspace);
+  const serverBundle = descriptor.mcpServerId === undefined ? undefined : input.serverBundles?.get(descriptor.mcpServerId);
+  const assessment = assessTool(descriptor, input.caller, input.agentProfile, input.tenantPolicy, input.scope.workspace, undefined, serverBundle);
   for (const finding of assessment.findings) {
     if (finding.effect === 'deny') hide(finding.code, finding.message);
   }

@@ -1,6 +1,6 @@
 import { EffectiveToolSet } from '@toolplane/contracts';
 import { describe, expect, it } from 'vitest';
-import { at, caller, descriptor, later, profile, scope, tenantPolicy } from '../../test/core-fixtures.js';
+import { at, caller, descriptor, ids, later, profile, scope, tenantPolicy } from '../../test/core-fixtures.js';
 import { ArgumentValidators } from './argument-validation.js';
 import { effectiveTools, type EffectiveToolsInput } from './effective-tools.js';
 
@@ -53,6 +53,20 @@ describe('effectiveTools', () => {
     expect(hiddenCodes(noApproval, 'github.delete_repo')).toEqual(['APPROVAL_REQUIRED_EXCLUDED']);
     expect(visible(run({ restrictions: { maxSideEffectClass: 'READ' } }))).toEqual(['github.list_issues']);
     expect(visible(run({ runPolicy: { maxRiskClass: 'LOW' } }))).toEqual(['github.list_issues']);
+  });
+
+  it('hides the tools their server’s policy bundle denies, naming the bundle, and every tool of a server whose bundle is missing or unknown', () => {
+    const strict = { tenant: scope.tenant, name: 'payments-strict', deniedSideEffectClasses: ['WRITE' as const], approvalRequiredClasses: ['DESTRUCTIVE' as const], rateLimits: [], classRaises: [], commands: { block: [], onBlocked: 'DENY' as const, escalateTo: 'PRIVILEGED' as const }, updatedBy: 'user:admin', updatedAt: at, version: 1 };
+    const bundled = run({ serverBundles: new Map([[ids.server, { kind: 'bundle', bundle: strict }]]) });
+    expect(visible(bundled)).toEqual(['github.delete_repo', 'github.list_issues']);
+    expect(bundled.hidden?.find((h) => h.toolId === 'github.create_issue')?.reasons).toEqual([{ code: 'CLASS_DENIED', message: 'policy bundle "payments-strict" denies WRITE' }]);
+    expect(bundled.tools.find((t) => t.toolId === 'github.delete_repo')?.requiresApproval).toBe(true);
+    // Another server's bundle does not apply.
+    expect(visible(run({ serverBundles: new Map([['77777777-7777-4777-8777-777777777777', { kind: 'bundle', bundle: strict }]]) }))).toEqual(visible(run()));
+    const missing = run({ serverBundles: new Map([[ids.server, { kind: 'missing', name: 'gone' }]]) });
+    expect(visible(missing)).toEqual([]);
+    expect(hiddenCodes(missing, 'github.list_issues')).toEqual(['POLICY_BUNDLE_MISSING']);
+    expect(hiddenCodes(run({ serverBundles: new Map([[ids.server, { kind: 'unavailable', problem: 'the registry did not answer' }]]) }), 'github.list_issues')).toEqual(['POLICY_BUNDLE_UNAVAILABLE']);
   });
 
   it('hides tools the tenant policy denies, including by kill switch and environment raise', () => {
