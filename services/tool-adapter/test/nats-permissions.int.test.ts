@@ -264,7 +264,7 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
     }
   });
 
-  it('lets the MCP endpoint’s user watch the descriptor, profile and policy buckets, and neither write them nor read another bucket', { timeout: 60_000 }, async () => {
+  it('lets the MCP endpoint’s user watch the descriptor, profile, policy and policy-bundle buckets, and neither write them nor read another bucket', { timeout: 60_000 }, async () => {
     const endpoint = await connectMessaging({ url: urlFor('mcp-endpoint', passwords.MCP_ENDPOINT_PASSWORD), name: 'mcp-endpoint', timeoutMs: 5_000, inboxPrefix: '_INBOX_mcp_endpoint' });
     const controller = new AbortController();
     try {
@@ -331,7 +331,7 @@ describe('NATS permissions from infra/nats/authorization.example.conf', () => {
 });
 
 /** The buckets the MCP endpoint watches to learn whose tool sets may have changed (only their keys matter to it). */
-const toolSetBuckets = [descriptorBucket, { name: 'TOOL_ADAPTER_AGENT_PROFILES' }, { name: 'TOOL_ADAPTER_TENANT_POLICIES' }] as const;
+const toolSetBuckets = [descriptorBucket, { name: 'TOOL_ADAPTER_AGENT_PROFILES' }, { name: 'TOOL_ADAPTER_TENANT_POLICIES' }, { name: 'TOOL_ADAPTER_POLICY_BUNDLES' }] as const;
 
 /** The ids of the tools `scope`'s agent may see, asked over `runtime` (request/reply on its inbox prefix). */
 async function effectiveToolsOf(runtime: Messaging, scope: Scope): Promise<string[]> {

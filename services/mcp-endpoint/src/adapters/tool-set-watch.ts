@@ -1,17 +1,22 @@
 import { z } from 'zod';
-import { agentProfileBucketSettings, tenantPolicyBucketSettings } from '@toolplane/contracts';
+import { agentProfileBucketSettings, policyBundleBucketSettings, tenantPolicyBucketSettings } from '@toolplane/contracts';
 import { descriptorBucket, openKv, type KvBucketSpec, type Messaging } from '@toolplane/messaging';
 import { toolSetChangeOf, type ToolSetChange, type ToolSetSource } from '../core/tool-set-change.js';
 
 // One watch per replica over the read models the adapter computes effective tool sets from: the registry's
-// descriptor bucket (bindings, versions, activation) and the adapter's agent-profile and tenant-policy buckets
-// (kill switches included). Only keys matter here (which scope changed); the values are read as opaque JSON, so
+// descriptor bucket (bindings, versions, activation) and the adapter's agent-profile, tenant-policy (kill switches
+// included) and policy-bundle buckets. Only keys matter here (which scope changed); the values are read as opaque JSON, so
 // the endpoint depends on none of their contracts and never decides anything from them. A watch that ends (NATS
 // restarted, the bucket not created yet) is started again; once a restarted one is complete, every stream looks
 // again, since changes made while it was down were not seen one by one.
 
 // The endpoint only reads these; opening an existing bucket with its writer's settings changes nothing about it.
-const buckets: Readonly<Record<ToolSetSource, KvBucketSpec>> = { descriptors: descriptorBucket, profiles: agentProfileBucketSettings, policies: tenantPolicyBucketSettings };
+const buckets: Readonly<Record<ToolSetSource, KvBucketSpec>> = {
+  descriptors: descriptorBucket,
+  profiles: agentProfileBucketSettings,
+  policies: tenantPolicyBucketSettings,
+  bundles: policyBundleBucketSettings,
+};
 
 export interface ToolSetWatchOptions {
   /** A change that may alter the tool sets of its scope; undefined: of any scope (a watch restarted). */
@@ -21,7 +26,7 @@ export interface ToolSetWatchOptions {
   readonly restartDelayMs?: number;
 }
 
-/** A running watch of the three buckets; `ready` resolves once each has delivered its current entries. */
+/** A running watch of the buckets; `ready` resolves once each has delivered its current entries. */
 export interface ToolSetWatch {
   readonly ready: Promise<void>;
   close(): void;

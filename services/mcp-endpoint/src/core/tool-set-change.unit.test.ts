@@ -10,6 +10,9 @@ describe('the scope a read-model change belongs to', () => {
 
   it('is nothing for a key of another shape', () => {
     expect(toolSetChangeOf('policies', 'acme.main')).toBeUndefined();
+    // A policy bundle may be named by a server of any workspace of its tenant.
+    expect(toolSetChangeOf('bundles', 'acme.cGF5bWVudHMtc3RyaWN0')).toEqual({ tenant: 'acme', workspace: undefined });
+    expect(toolSetChangeOf('bundles', 'acme')).toBeUndefined();
     expect(toolSetChangeOf('profiles', 'acme')).toBeUndefined();
     expect(toolSetChangeOf('descriptors', '')).toBeUndefined();
   });
