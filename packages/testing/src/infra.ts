@@ -55,7 +55,11 @@ export interface LocalServers {
   readonly stop: () => Promise<void>;
 }
 
-/** Starts nats-server and FerretDB with infra/local's scripts on free ports, in a fresh folder named `<prefix>…`. */
+/**
+ * Starts nats-server and FerretDB with infra/local's scripts on free ports, in a fresh folder named `<prefix>…`. A
+ * free port can be taken by another process between being found and being bound: a start that fails on a port in
+ * use is tried again on fresh ports (three times in all).
+ */
 export async function startLocalServers(prefix: string, baseEnv: NodeJS.ProcessEnv = process.env): Promise<LocalServers> {
   const bin = path.join(repoRoot, '.local/bin');
   for (const name of ['nats-server', 'ferretdb']) {
@@ -63,6 +67,16 @@ export async function startLocalServers(prefix: string, baseEnv: NodeJS.ProcessE
       throw new Error(`${path.join(bin, name)} is missing: run \`npm run infra:install\` (or set NATS_URL and MONGODB_URL)`);
     }
   }
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startLocalServersOnce(prefix, baseEnv);
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/.test(String((error as { stderr?: unknown }).stderr ?? error))) throw error;
+    }
+  }
+}
+
+async function startLocalServersOnce(prefix: string, baseEnv: NodeJS.ProcessEnv): Promise<LocalServers> {
   const dir = await mkdtemp(path.join(tmpdir(), prefix));
   const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env = {
