@@ -316,7 +316,9 @@ describe('credential leasing', () => {
     expect(after.ok && after.data.status).toBe('SUCCESS');
     expect(after.ok && after.data.structuredContent).toMatchObject({ sha256: sha256(second), length: second.length });
     // Another credential set is another pool key: the rotated secret never reaches the old process.
-    expect(after.ok && after.data.structuredContent?.['pid']).not.toBe(before.ok && before.data.structuredContent?.['pid']);
+    const instanceOf = (reply: typeof after) => (reply.ok ? reply.data.structuredContent?.['instance'] : undefined);
+    expect(instanceOf(before)).toEqual(expect.any(String));
+    expect(instanceOf(after)).not.toBe(instanceOf(before));
     for (const form of forms(second)) expect(JSON.stringify(after)).not.toContain(form);
     expect(await executions(scope)).toBe(2);
   });
