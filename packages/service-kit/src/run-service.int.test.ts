@@ -111,12 +111,15 @@ describe('startService', () => {
       const labels = (consumer: string) => `{stream="${stream}",consumer="${consumer}",service="gauge-probe"}`;
       expect(await scrape()).toContain(`toolplane_consumer_pending${labels('kept')} 0`);
 
-      for (let i = 0; i < 3; i += 1) await m.jetstream.publish(`${scope.prefix}.gauges.${i}`, '{}');
+      // One message first, so the pull after its nak can only be served by its redelivery (a nak is processed
+      // asynchronously: with more messages stored, the pull could get the next one first).
+      await m.jetstream.publish(`${scope.prefix}.gauges.0`, '{}');
       const kept = await m.jetstream.consumers.get(stream, 'kept');
       const first = await kept.next({ expires: 5_000 });
       first?.nak();
       const again = await kept.next({ expires: 5_000 });
       expect(again?.redelivered).toBe(true);
+      for (let i = 1; i < 3; i += 1) await m.jetstream.publish(`${scope.prefix}.gauges.${i}`, '{}');
       const busy = await scrape();
       expect(busy).toContain(`toolplane_consumer_pending${labels('kept')} 2`);
       expect(busy).toContain(`toolplane_consumer_ack_pending${labels('kept')} 1`);
