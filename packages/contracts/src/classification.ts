@@ -51,3 +51,18 @@ export type ToolKind = z.infer<typeof ToolKind>;
  */
 export const SandboxKind = z.enum(['None', 'Process', 'Bubblewrap']);
 export type SandboxKind = z.infer<typeof SandboxKind>;
+
+/**
+ * How sensitive a bound resource's content is, in increasing order. An agent reads a resource only up to its
+ * clearance (an agent profile's `clearance`, INTERNAL when the profile names none).
+ */
+export const DataClassification = z.enum(['PUBLIC', 'INTERNAL', 'CONFIDENTIAL', 'RESTRICTED']);
+export type DataClassification = z.infer<typeof DataClassification>;
+
+/** The clearance of an agent whose profile names none: what any member of the tenant may read. */
+export const DEFAULT_CLEARANCE: DataClassification = 'INTERNAL';
+
+/** Orders two data classifications like {@link compareSideEffectClasses}. */
+export function compareDataClassifications(a: DataClassification, b: DataClassification): number {
+  return DataClassification.options.indexOf(a) - DataClassification.options.indexOf(b);
+}

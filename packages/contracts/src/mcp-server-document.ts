@@ -23,6 +23,31 @@ export const McpDiscoveredTool = z.object({
 export type McpDiscoveredTool = z.infer<typeof McpDiscoveredTool>;
 
 /**
+ * A resource as discovered on a server. `definitionHash` (over uri, name, title, description and MIME type) is what a
+ * resource binding pins; a snapshot recorded before resources were bindable has none, and its resources are bound
+ * only after the next discovery.
+ */
+export const McpDiscoveredResource = z.object({
+  uri: z.string().min(1).max(2048),
+  name: z.string().max(256),
+  title: z.string().max(256).optional(),
+  mimeType: z.string().max(256).optional(),
+  description: z.string().max(4096).optional(),
+  definitionHash: Sha256Hex.optional(),
+});
+export type McpDiscoveredResource = z.infer<typeof McpDiscoveredResource>;
+
+/** A prompt as discovered on a server, with its arguments; `definitionHash` (over all of it) as for resources. */
+export const McpDiscoveredPrompt = z.object({
+  name: z.string().min(1).max(256),
+  title: z.string().max(256).optional(),
+  description: z.string().max(4096).optional(),
+  arguments: z.array(z.object({ name: z.string().min(1).max(128), description: z.string().max(1024).optional(), required: z.boolean().optional() })).max(64).optional(),
+  definitionHash: Sha256Hex.optional(),
+});
+export type McpDiscoveredPrompt = z.infer<typeof McpDiscoveredPrompt>;
+
+/**
  * A setting passed to a server (an environment variable of a stdio command, a header of HTTP requests): either
  * a plain value, which must not be a credential, or a connection whose secret the broker supplies at connect time.
  */
@@ -43,10 +68,8 @@ export const McpCapabilitiesSnapshot = z.object({
    * unusable tool does not make the rest of the server unusable.
    */
   refusedTools: z.array(z.object({ name: z.string().max(256), reason: z.string().max(1024) })).max(1000).optional(),
-  resources: z
-    .array(z.object({ uri: z.string().min(1).max(2048), name: z.string().max(256), mimeType: z.string().max(256).optional(), description: z.string().max(4096).optional() }))
-    .max(1000),
-  prompts: z.array(z.object({ name: z.string().min(1).max(256), description: z.string().max(4096).optional() })).max(1000),
+  resources: z.array(McpDiscoveredResource).max(1000),
+  prompts: z.array(McpDiscoveredPrompt).max(1000),
   snapshotHash: Sha256Hex,
   discoveredAt: IsoDateTime,
 });

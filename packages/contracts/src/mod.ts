@@ -120,11 +120,14 @@ export {
 export { deterministicUuid, uuidFromDigest } from './deterministic-ids.js';
 export { canonicalHash, canonicalJson, deriveIdempotencyKey, requestHash, requestHashAndArgumentsJson, sha256Hex, type IdempotencyKeyInput, type RequestHashInput } from './canonical-json.js';
 export {
+  DEFAULT_CLEARANCE,
+  DataClassification,
   IdempotencySemantics,
   RiskClass,
   SandboxKind,
   SideEffectClass,
   ToolKind,
+  compareDataClassifications,
   compareRiskClasses,
   compareSideEffectClasses,
   raiseSideEffectClass,
@@ -195,7 +198,7 @@ export {
   MAX_RESULT_BYTES,
 } from './limits.js';
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
-export { McpCapabilitiesSnapshot, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
+export { McpCapabilitiesSnapshot, McpDiscoveredPrompt, McpDiscoveredResource, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
 export {
   MCP_META_PREFIX,
   MCP_TIMEOUT_HEADER,
@@ -214,6 +217,8 @@ export {
   CommandPattern,
   CommandRules,
   DEFAULT_POLICY_BUNDLE,
+  EffectivePrompt,
+  EffectiveResource,
   EffectiveTool,
   EffectiveToolSet,
   EffectiveToolSetRequest,
@@ -268,6 +273,8 @@ export {
   ToolDescriptorRetired,
 } from './registry-events.js';
 export {
+  BindPromptRequest,
+  BindResourceRequest,
   BindToolReply,
   BindToolRequest,
   DiscoverServerReply,
@@ -427,6 +434,16 @@ export {
   type ParsedSubject,
   type ScopeFilter,
 } from './subjects.js';
-export { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
+export {
+  KnowledgeScope,
+  PromptBinding,
+  PromptTarget,
+  RateLimit,
+  ResourceBinding,
+  RetryPolicy,
+  ToolDescriptor,
+  mcpCapabilityOf,
+  type McpCapability,
+} from './tool-descriptor-document.js';
 export { ToolInvocation } from './tool-invocation-document.js';
 export { wireSchemas, type WireMessageName } from './wire-schemas.js';

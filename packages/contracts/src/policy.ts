@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Approvers } from './approval-events.js';
-import { RiskClass, SideEffectClass } from './classification.js';
+import { DataClassification, RiskClass, SideEffectClass } from './classification.js';
+import { KnowledgeScope, PromptTarget } from './tool-descriptor-document.js';
 import { ToolFailure } from './errors.js';
 import { PipelineStage } from './invocation-events.js';
 import {
@@ -58,6 +59,8 @@ export const AgentProfile = z.object({
   /** The strongest effective side-effect class the agent may cause; absent means no limit beyond tenant policy. */
   maxSideEffectClass: SideEffectClass.optional(),
   permissions: z.array(PermissionName).max(256),
+  /** The most sensitive resource content the agent may read; absent: INTERNAL (DEFAULT_CLEARANCE). */
+  clearance: DataClassification.optional(),
   updatedBy: PrincipalId,
   updatedAt: IsoDateTime,
   /** Incremented by every change; the compare-and-set guard. */
@@ -212,6 +215,7 @@ export const PolicyReasonCode = z.enum([
   'CLASS_ABOVE_AGENT_MAX',
   'MISSING_PERMISSION',
   'MISSING_ROLE',
+  'CLASSIFICATION_ABOVE_CLEARANCE',
   'CLASS_DENIED',
   'RISK_ABOVE_TENANT_MAX',
   'RISK_ABOVE_BUNDLE_MAX',
@@ -346,7 +350,36 @@ export const EffectiveTool = z.strictObject({
 });
 export type EffectiveTool = z.infer<typeof EffectiveTool>;
 
-/** A tool the model does not see, and why. */
+/** One bound resource a model may read (with resources/read through the pipeline). */
+export const EffectiveResource = z.strictObject({
+  resourceId: ToolId,
+  toolVersion: ToolVersion,
+  /** The resource's URI at its server. */
+  uri: z.string().min(1).max(256),
+  name: z.string().max(256),
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384),
+  mimeType: z.string().max(256).optional(),
+  knowledgeSource: ExternalId,
+  scope: KnowledgeScope,
+  classification: DataClassification,
+});
+export type EffectiveResource = z.infer<typeof EffectiveResource>;
+
+/** One bound prompt a model may fetch (with prompts/get through the pipeline). */
+export const EffectivePrompt = z.strictObject({
+  promptId: ToolId,
+  toolVersion: ToolVersion,
+  /** The prompt's name at its server. */
+  name: z.string().max(256),
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384),
+  arguments: z.array(z.strictObject({ name: z.string().min(1).max(128), description: z.string().max(1024).optional(), required: z.boolean() })).max(64),
+  target: PromptTarget,
+});
+export type EffectivePrompt = z.infer<typeof EffectivePrompt>;
+
+/** A tool (or resource, or prompt) the model does not see, and why. */
 export const HiddenTool = z.strictObject({
   toolId: ToolId,
   toolVersion: ToolVersion,
@@ -362,6 +395,10 @@ export const EffectiveToolSet = z
   .strictObject({
     agentId: ExternalId.optional(),
     tools: z.array(EffectiveTool).max(4096),
+    /** The bound resources the agent may read. */
+    resources: z.array(EffectiveResource).max(4096).optional(),
+    /** The bound prompts the agent may fetch. */
+    prompts: z.array(EffectivePrompt).max(4096).optional(),
     hidden: z.array(HiddenTool).max(16_384).optional(),
   })
   .meta({ description: 'The tools a model may see for an agent and run, with the reasons others are hidden when asked.' });

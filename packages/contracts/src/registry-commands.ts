@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass } from './classification.js';
+import { DataClassification, IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass } from './classification.js';
 import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
 import { McpServer, McpServerSetting } from './mcp-server-document.js';
 import { PublicationConflict } from './policy.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
 import { SandboxProfileRequest } from './sandbox.js';
-import { RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
+import { KnowledgeScope, PromptTarget, RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
 
 // Request/reply contracts of the registry (`tp.v1.cmd.{tenant}.{workspace}.registry.{operation}`). Scope comes from
 // the subject, never from a body. Who asks comes from the operator token in the Authorization header: a body's
@@ -20,6 +20,8 @@ export const registryOperations = {
   register: 'register',
   discover: 'discover',
   bind: 'bind',
+  bindResource: 'bindResource',
+  bindPrompt: 'bindPrompt',
   unbind: 'unbind',
   retire: 'retire',
   grantException: 'grantException',
@@ -77,6 +79,8 @@ export type ServerRequest = z.infer<typeof ServerRequest>;
 /** A bound tool whose definition changed or disappeared during a discovery, and what that did to its descriptor. */
 export const ToolDefinitionChange = z.strictObject({
   toolName: McpToolName,
+  /** A bound resource (toolName is its URI) or prompt; absent for a tool. */
+  capability: z.enum(['resource', 'prompt']).optional(),
   change: z.enum(['Changed', 'Removed']),
   previousDefinitionHash: Sha256Hex,
   definitionHash: Sha256Hex.optional(),
@@ -133,8 +137,49 @@ export const BindToolReply = z.strictObject({
 });
 export type BindToolReply = z.infer<typeof BindToolReply>;
 
-/** Unbinds a tool: its active descriptor is retired (reason Unbound). */
-export const UnbindToolRequest = z.strictObject({ serverId: Uuid, toolName: McpToolName, actor: Actor });
+/** What every read binding (a resource or a prompt) may declare besides its own fields; the class is always READ. */
+const readBindingFields = {
+  serverId: Uuid,
+  /** The definition the operator reviewed: CONFLICT if the server now reports another one. */
+  expectedDefinitionHash: Sha256Hex.optional(),
+  riskClass: RiskClass.default('LOW'),
+  permissions: z.array(PermissionName).max(64).default([]),
+  roles: z.array(PermissionName).max(64).default([]),
+  secretDependencies: z.array(ConnectionRef).max(16).default([]),
+  timeoutMs: z.number().int().positive().max(900_000).default(30_000),
+  rateLimits: z.array(RateLimit).max(8).default([]),
+  auditRequirements: z.strictObject({ argumentsHash: z.boolean(), resultHash: z.boolean() }).default({ argumentsHash: true, resultHash: true }),
+  actor: Actor,
+};
+
+/**
+ * Binds a discovered resource to a descriptor (read through the pipeline with resources/read), pinning its
+ * definition hash: it maps the resource to a knowledge source with a scope and a data classification.
+ */
+export const BindResourceRequest = z.strictObject({
+  /** The resource's URI as discovered (at most 256 characters can be bound). */
+  uri: McpToolName,
+  /** The governed id; default `{server name}.{resource name}` with characters outside [A-Za-z0-9_-] replaced by `_`. */
+  resourceId: ToolId.optional(),
+  knowledgeSource: ExternalId,
+  scope: KnowledgeScope.default('WORKSPACE'),
+  classification: DataClassification,
+  ...readBindingFields,
+});
+export type BindResourceRequest = z.infer<typeof BindResourceRequest>;
+
+/** Binds a discovered prompt to a descriptor (fetched through the pipeline with prompts/get), mapped to a skill or a workflow step. */
+export const BindPromptRequest = z.strictObject({
+  promptName: McpToolName,
+  /** The governed id; default `{server name}.{prompt name}` like a tool's. */
+  promptId: ToolId.optional(),
+  target: PromptTarget,
+  ...readBindingFields,
+});
+export type BindPromptRequest = z.infer<typeof BindPromptRequest>;
+
+/** Unbinds a tool, resource (by URI) or prompt: its active descriptor is retired (reason Unbound). */
+export const UnbindToolRequest = z.strictObject({ serverId: Uuid, toolName: McpToolName, capability: z.enum(['tool', 'resource', 'prompt']).default('tool'), actor: Actor });
 export type UnbindToolRequest = z.infer<typeof UnbindToolRequest>;
 
 /** The descriptor as the unbind left it (inactive). */
@@ -282,6 +327,8 @@ export const registryCommandSchemas = {
   register: { request: RegisterServerRequest, reply: RegisterServerReply },
   discover: { request: ServerRequest, reply: DiscoverServerReply },
   bind: { request: BindToolRequest, reply: BindToolReply },
+  bindResource: { request: BindResourceRequest, reply: BindToolReply },
+  bindPrompt: { request: BindPromptRequest, reply: BindToolReply },
   unbind: { request: UnbindToolRequest, reply: UnbindToolReply },
   retire: { request: RetireServerRequest, reply: RetireServerReply },
   grantException: { request: GrantAuthenticationExceptionRequest, reply: ServerReply },

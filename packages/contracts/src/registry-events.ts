@@ -57,6 +57,8 @@ export const McpToolDefinitionChanged = defineEvent(
   z.strictObject({
     serverId: Uuid,
     toolName: McpToolName,
+    /** A bound resource (toolName is its URI) or prompt changed; absent for a tool. */
+    capability: z.enum(['resource', 'prompt']).optional(),
     change: z.enum(['Changed', 'Removed']),
     previousDefinitionHash: Sha256Hex,
     /** Absent when the tool was removed. */
@@ -77,6 +79,8 @@ export const ToolDescriptorActivated = defineEvent(
     toolId: ToolId,
     toolVersion: ToolVersion,
     kind: ToolKind,
+    /** A bound resource or prompt; absent for a tool. */
+    capability: z.enum(['resource', 'prompt']).optional(),
     sideEffectClass: SideEffectClass,
     riskClass: RiskClass,
     mcpServerId: Uuid.optional(),

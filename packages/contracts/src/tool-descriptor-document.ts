@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass, ToolKind } from './classification.js';
+import { DataClassification, IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass, ToolKind } from './classification.js';
 import { McpToolName } from './mcp.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolId, ToolVersion, Uuid, WorkspaceId } from './primitives.js';
 import { DescriptorRetirementReason } from './registry-events.js';
@@ -17,6 +17,40 @@ export type RetryPolicy = z.infer<typeof RetryPolicy>;
 /** A rate limit: at most `limit` calls per `windowMs`, counted per tool or per agent and tool. */
 export const RateLimit = z.object({ per: z.enum(['TOOL', 'AGENT']), limit: z.number().int().positive(), windowMs: z.number().int().positive() });
 export type RateLimit = z.infer<typeof RateLimit>;
+
+/** Who a bound resource's knowledge belongs to: the workspace it is bound in, or the whole tenant. */
+export const KnowledgeScope = z.enum(['WORKSPACE', 'TENANT']);
+export type KnowledgeScope = z.infer<typeof KnowledgeScope>;
+
+/**
+ * What a resource binding declares: the knowledge source the resource belongs to, its scope, and how sensitive its
+ * content is (an agent reads it only up to its clearance). Its URI is the descriptor's `providerToolName`.
+ */
+export const ResourceBinding = z.strictObject({
+  knowledgeSource: ExternalId,
+  scope: KnowledgeScope,
+  classification: DataClassification,
+  mimeType: z.string().max(256).optional(),
+});
+export type ResourceBinding = z.infer<typeof ResourceBinding>;
+
+/**
+ * What a prompt maps to: a skill, or a step of a workflow; never to policy (ADR-0022 §5). A prompt's messages are
+ * data for a model, so binding one cannot grant, deny or change anything a policy decides.
+ */
+export const PromptTarget = z.strictObject({
+  kind: z.enum(['Skill', 'WorkflowStep'], { error: 'a prompt maps to a Skill or a WorkflowStep, never to policy (ADR-0022 §5)' }),
+  /** The skill's id, or the workflow and step as `{flow}/{step}`. */
+  ref: ExternalId,
+});
+export type PromptTarget = z.infer<typeof PromptTarget>;
+
+/** What a prompt binding declares: its target. The prompt's name at its server is the descriptor's `providerToolName`. */
+export const PromptBinding = z.strictObject({ target: PromptTarget });
+export type PromptBinding = z.infer<typeof PromptBinding>;
+
+/** What an MCP-backed descriptor governs: a tool (tools/call), a resource (resources/read) or a prompt (prompts/get). */
+export type McpCapability = 'tool' | 'resource' | 'prompt';
 
 /**
  * The runtime read model of one invocable tool version (collection `tool_descriptors`): identity, schemas (as
@@ -65,6 +99,10 @@ export const ToolDescriptor = z.object({
     })
     .optional(),
   mcpServerId: Uuid.optional(),
+  /** Present when this descriptor is a bound resource, read with resources/read (always READ). */
+  resource: ResourceBinding.optional(),
+  /** Present when this descriptor is a bound prompt, fetched with prompts/get (always READ). */
+  prompt: PromptBinding.optional(),
   healthy: z.boolean(),
   active: z.boolean(),
   /** Why the descriptor is not active, when it is not. */
@@ -76,3 +114,8 @@ export const ToolDescriptor = z.object({
   version: z.number().int().positive(),
 });
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
+
+/** What a descriptor governs: a resource or a prompt when it binds one, a tool otherwise. */
+export function mcpCapabilityOf(descriptor: Pick<ToolDescriptor, 'resource' | 'prompt'>): McpCapability {
+  return descriptor.resource !== undefined ? 'resource' : descriptor.prompt !== undefined ? 'prompt' : 'tool';
+}

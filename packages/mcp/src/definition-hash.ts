@@ -1,5 +1,5 @@
-import { canonicalJson, McpDiscoveredTool, sha256Hex, ToolplaneError, type Sha256Hex } from '@toolplane/contracts';
-import type { McpTool } from './model.js';
+import { canonicalJson, McpDiscoveredTool, sha256Hex, ToolplaneError, type McpDiscoveredPrompt, type McpDiscoveredResource, type Sha256Hex } from '@toolplane/contracts';
+import type { McpPrompt, McpResource, McpTool } from './model.js';
 
 /**
  * The hash a binding pins: SHA-256 over the canonical JSON (RFC 8785) of `{ name, title, description,
@@ -47,4 +47,39 @@ export function toDiscoveredTool(tool: McpTool): McpDiscoveredTool {
     });
   }
   return parsed.data;
+}
+
+/**
+ * A listed resource as the registry stores it, with the hash a resource binding pins: SHA-256 over the canonical
+ * JSON of `{ uri, name, title, description, mimeType }` as the server sent them (stored text is only bounded).
+ */
+export function toDiscoveredResource(resource: McpResource): McpDiscoveredResource {
+  const { uri, name, title, description, mimeType } = resource;
+  const definitionHash = sha256Hex(canonicalJson({ uri, name, title, description, mimeType }));
+  return {
+    uri,
+    name: name.slice(0, 256),
+    ...(title === undefined ? {} : { title: title.slice(0, 256) }),
+    ...(mimeType === undefined ? {} : { mimeType: mimeType.slice(0, 256) }),
+    ...(description === undefined ? {} : { description: description.slice(0, 4096) }),
+    definitionHash,
+  };
+}
+
+/** A listed prompt as the registry stores it, with the hash a prompt binding pins (over name, title, description and arguments). */
+export function toDiscoveredPrompt(prompt: McpPrompt): McpDiscoveredPrompt {
+  const { name, title, description } = prompt;
+  const args = prompt.arguments?.map((argument) => ({
+    name: argument.name,
+    ...(argument.description === undefined ? {} : { description: argument.description }),
+    ...(argument.required === undefined ? {} : { required: argument.required }),
+  }));
+  const definitionHash = sha256Hex(canonicalJson({ name, title, description, arguments: args }));
+  return {
+    name,
+    ...(title === undefined ? {} : { title: title.slice(0, 256) }),
+    ...(description === undefined ? {} : { description: description.slice(0, 4096) }),
+    ...(args === undefined ? {} : { arguments: args.slice(0, 64).map((a) => ({ ...a, name: a.name.slice(0, 128), ...(a.description === undefined ? {} : { description: a.description.slice(0, 1024) }) })) }),
+    definitionHash,
+  };
 }

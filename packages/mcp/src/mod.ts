@@ -1,13 +1,15 @@
 // The public entry of @toolplane/mcp: MCP clients for consumed servers (stdio and Streamable HTTP), a session
 // pool, error translation into the contract's codes, and tool definition hashing. The only importer of the SDK.
-export { toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
+export { toDiscoveredPrompt, toDiscoveredResource, toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
 export type {
   JsonRecord,
   McpContentBlock,
   McpImplementation,
   McpPrompt,
   McpPromptArgument,
+  McpPromptMessages,
   McpResource,
+  McpResourceContents,
   McpServerCapabilities,
   McpTool,
   McpToolResult,

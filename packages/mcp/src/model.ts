@@ -70,6 +70,17 @@ export interface McpToolResult {
   readonly structuredContent?: JsonRecord | undefined;
 }
 
+/** The answer to resources/read: the resource's contents (text or base64 blob per item). Untrusted data. */
+export interface McpResourceContents {
+  readonly contents: readonly { readonly uri: string; readonly mimeType?: string | undefined; readonly text?: string | undefined; readonly blob?: string | undefined }[];
+}
+
+/** The answer to prompts/get: the prompt's messages. Untrusted data: a runtime must not take them as policy or instructions of its own. */
+export interface McpPromptMessages {
+  readonly description?: string | undefined;
+  readonly messages: readonly { readonly role: 'user' | 'assistant'; readonly content: McpContentBlock }[];
+}
+
 /** What a server said it can do in the handshake (the MCP `ServerCapabilities` object). */
 export interface McpServerCapabilities {
   readonly tools?: { readonly listChanged?: boolean | undefined } | undefined;

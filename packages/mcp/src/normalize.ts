@@ -1,5 +1,5 @@
-import type { CallToolResult, ContentBlock, Prompt, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpContentBlock, McpPrompt, McpResource, McpTool, McpToolResult } from './model.js';
+import type { CallToolResult, ContentBlock, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpContentBlock, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpTool, McpToolResult } from './model.js';
 
 // From the SDK's parsed types to this package's plain shapes. Optional fields stay absent rather than undefined
 // where possible, so the result is what the server sent, minus what we do not expose (_meta, icons).
@@ -52,6 +52,26 @@ export function normalizeToolResult(result: CallToolResult): McpToolResult {
     isError: result.isError === true,
     content: result.content.map(normalizeContent),
     ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
+  };
+}
+
+/** A resources/read result, as this package exposes it. */
+export function normalizeResourceContents(result: ReadResourceResult): McpResourceContents {
+  return {
+    contents: result.contents.map((item) => ({
+      uri: item.uri,
+      ...(item.mimeType === undefined ? {} : { mimeType: item.mimeType }),
+      ...('text' in item && typeof item.text === 'string' ? { text: item.text } : {}),
+      ...('blob' in item && typeof item.blob === 'string' ? { blob: item.blob } : {}),
+    })),
+  };
+}
+
+/** A prompts/get result, as this package exposes it. */
+export function normalizePromptMessages(result: GetPromptResult): McpPromptMessages {
+  return {
+    ...(result.description === undefined ? {} : { description: result.description }),
+    messages: result.messages.map((message) => ({ role: message.role, content: normalizeContent(message.content) })),
   };
 }
 

@@ -1,5 +1,5 @@
 import { ToolplaneError } from '@toolplane/contracts';
-import type { McpToolResult } from './model.js';
+import type { McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
 import { connectMcp, type McpConnectOptions, type McpRequestOptions, type McpSession } from './session.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
 
@@ -26,6 +26,10 @@ export interface McpPool {
    * being opened, the call was never sent (TIMEOUT); afterwards the session's rules apply (UNKNOWN_OUTCOME).
    */
   callTool(target: McpTarget, name: string, args: Record<string, unknown>, options?: McpRequestOptions): Promise<McpToolResult>;
+  /** Reads a resource through the pooled session, within one deadline like callTool (a read has no effect to be uncertain of). */
+  readResource(target: McpTarget, uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
+  /** Gets a prompt through the pooled session, within one deadline like callTool. */
+  getPrompt(target: McpTarget, name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
   /** Listens to `notifications/tools/list_changed` of `target` across reconnections; returns the unsubscribe function. */
   onToolsListChanged(target: McpTarget, listener: () => void): () => void;
   /** Closes and forgets the session of `target`, if any. */
@@ -105,20 +109,25 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     return withinDeadline(pending, requestOptions, `opening a session to ${describeTarget(target)}`);
   };
 
+  // One request through the pooled session, within one deadline that includes opening the session.
+  const through = async <T>(target: McpTarget, requestOptions: McpRequestOptions, send: (pooled: McpSession, rest: McpRequestOptions) => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const key = mcpTargetKey(validateTarget(target));
+    touch(key, 1);
+    try {
+      const pooled = await session(target, requestOptions);
+      const remaining = requestOptions.timeoutMs === undefined ? undefined : Math.max(0, requestOptions.timeoutMs - (performance.now() - started));
+      return await send(pooled, { signal: requestOptions.signal, timeoutMs: remaining === undefined ? undefined : Math.floor(remaining) });
+    } finally {
+      touch(key, -1);
+    }
+  };
+
   return {
     session,
-    async callTool(target, name, args, requestOptions = {}) {
-      const started = performance.now();
-      const key = mcpTargetKey(validateTarget(target));
-      touch(key, 1);
-      try {
-        const pooled = await session(target, requestOptions);
-        const remaining = requestOptions.timeoutMs === undefined ? undefined : Math.max(0, requestOptions.timeoutMs - (performance.now() - started));
-        return await pooled.callTool(name, args, { signal: requestOptions.signal, timeoutMs: remaining === undefined ? undefined : Math.floor(remaining) });
-      } finally {
-        touch(key, -1);
-      }
-    },
+    callTool: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.callTool(name, args, rest)),
+    readResource: (target, uri, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.readResource(uri, rest)),
+    getPrompt: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.getPrompt(name, args, rest)),
     onToolsListChanged(target, listener) {
       const key = mcpTargetKey(target);
       let set = listeners.get(key);

@@ -4,16 +4,18 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import {
   CallToolResultSchema,
   EmptyResultSchema,
+  GetPromptResultSchema,
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListToolsResultSchema,
+  ReadResourceResultSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ToolplaneError } from '@toolplane/contracts';
 import path from 'node:path';
 import { tracedToolCall } from './call-tracing.js';
-import type { McpImplementation, McpPrompt, McpResource, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
-import { normalizePrompt, normalizeResource, normalizeTool, normalizeToolResult } from './normalize.js';
+import type { McpImplementation, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
+import { normalizePrompt, normalizePromptMessages, normalizeResource, normalizeResourceContents, normalizeTool, normalizeToolResult } from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
 import type { StdioSandboxOptions } from './sandbox.js';
@@ -83,6 +85,10 @@ export interface McpSession {
   ping(options?: McpRequestOptions): Promise<void>;
   /** Calls a tool; an `isError` result is returned, not thrown. */
   callTool(name: string, args: Record<string, unknown>, options?: McpRequestOptions): Promise<McpToolResult>;
+  /** Reads a resource (resources/read); a failure is never UNKNOWN_OUTCOME: a read has no effect. */
+  readResource(uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
+  /** Gets a prompt with its arguments (prompts/get). */
+  getPrompt(name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
   /** Calls `listener` on every `notifications/tools/list_changed`; returns the unsubscribe function. */
   onToolsListChanged(listener: () => void): () => void;
   /** Calls `listener` once when the session closes, with the reason if it broke. */
@@ -369,6 +375,14 @@ class ClientSession implements McpSession {
         normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params: meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta } }, CallToolResultSchema, sdk)),
       ),
     );
+  }
+
+  readResource(uri: string, options: McpRequestOptions = {}): Promise<McpResourceContents> {
+    return this.run('resources/read', options, undefined, async (sdk) => normalizeResourceContents(await this.parts.client.request({ method: 'resources/read', params: { uri } }, ReadResourceResultSchema, sdk)));
+  }
+
+  getPrompt(name: string, args: Record<string, string>, options: McpRequestOptions = {}): Promise<McpPromptMessages> {
+    return this.run('prompts/get', options, undefined, async (sdk) => normalizePromptMessages(await this.parts.client.request({ method: 'prompts/get', params: { name, arguments: args } }, GetPromptResultSchema, sdk)));
   }
 
   onToolsListChanged(listener: () => void): () => void {

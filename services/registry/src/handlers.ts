@@ -14,7 +14,7 @@ import { getDescriptor, listServers, listTools } from './app/queries.js';
 import type { RegistryContext } from './app/registry-context.js';
 import { discoverServer, getServer, grantAuthenticationException, registerServer, retireServer } from './app/server-commands.js';
 import { publishFlowTool, retireFlowTool } from './app/flow-tool-commands.js';
-import { bindTool, unbindTool } from './app/tool-commands.js';
+import { bindPrompt, bindResource, bindTool, unbindTool } from './app/tool-commands.js';
 
 // Humans authenticate with an operator token of the subject's scope (`Authorization: Bearer …`, never logged); the
 // token's principal is what the registry records, whatever a body says. `getServer` is the tool adapter's: NATS
@@ -74,6 +74,8 @@ export const registryHandlers = [
   forOperators(registryOperations.register, registryCommandSchemas.register, policyAdmin, registerServer),
   forOperators(registryOperations.discover, registryCommandSchemas.discover, policyAdmin, (c, s, r, actor, signal) => discoverServer(c, s, r.serverId, actor, signal)),
   forOperators(registryOperations.bind, registryCommandSchemas.bind, policyAdmin, bindTool),
+  forOperators(registryOperations.bindResource, registryCommandSchemas.bindResource, policyAdmin, bindResource),
+  forOperators(registryOperations.bindPrompt, registryCommandSchemas.bindPrompt, policyAdmin, bindPrompt),
   forOperators(registryOperations.unbind, registryCommandSchemas.unbind, policyAdmin, unbindTool),
   forOperators(registryOperations.retire, registryCommandSchemas.retire, policyAdmin, (c, s, r, actor, signal) => retireServer(c, s, r.serverId, r.reason, actor, signal)),
   forOperators(registryOperations.grantException, registryCommandSchemas.grantException, platformAdmin, async (c, s, r, actor, signal) => ({

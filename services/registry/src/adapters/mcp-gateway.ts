@@ -1,7 +1,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolplaneError, type McpDiscoveredTool, type McpServer, type McpServerSetting } from '@toolplane/contracts';
-import { connectMcp, createMcpPool, minimalPath, toDiscoveredTool, type McpSession, type McpTarget, type StdioSandboxOptions } from '@toolplane/mcp';
+import { connectMcp, createMcpPool, minimalPath, toDiscoveredPrompt, toDiscoveredResource, toDiscoveredTool, type McpSession, type McpTarget, type StdioSandboxOptions } from '@toolplane/mcp';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
 
 /** Supplies the secret of a connection a setting references (an env variable or header backed by a connection). */
@@ -71,8 +71,6 @@ export async function discoverWith(session: McpSession, timeoutMs: number, signa
   const tools = capabilities.tools === undefined ? [] : await session.listTools(options);
   const resources = capabilities.resources === undefined ? [] : await session.listResources(options);
   const prompts = capabilities.prompts === undefined ? [] : await session.listPrompts(options);
-  // Names and hashes are what governance pins; descriptive text is informational and only bounded.
-  const text = (value: string | undefined, max: number) => (value === undefined ? undefined : value.slice(0, max));
   // A tool whose definition cannot be stored or pinned is refused on its own; the server's other tools stay usable.
   const discovered: McpDiscoveredTool[] = [];
   const refusedTools: { name: string; reason: string }[] = [];
@@ -89,13 +87,8 @@ export async function discoverWith(session: McpSession, timeoutMs: number, signa
     serverInfo: { name: session.serverInfo.name.slice(0, 256), version: session.serverInfo.version.slice(0, 64) },
     tools: discovered,
     refusedTools,
-    resources: resources.map((resource) => ({
-      uri: resource.uri,
-      name: resource.name.slice(0, 256),
-      ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType.slice(0, 256) }),
-      ...(resource.description === undefined ? {} : { description: text(resource.description, 4096) }),
-    })),
-    prompts: prompts.map((prompt) => ({ name: prompt.name, ...(prompt.description === undefined ? {} : { description: text(prompt.description, 4096) }) })),
+    resources: resources.map(toDiscoveredResource),
+    prompts: prompts.map(toDiscoveredPrompt),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { McpCapabilitiesSnapshot, ToolDefinitionChange } from '@toolplane/contracts';
+import { mcpCapabilityOf, type McpCapabilitiesSnapshot, type ToolDefinitionChange } from '@toolplane/contracts';
 import type { DescriptorCommand } from '../core/descriptor-aggregate.js';
 import { definitionDrift } from '../core/discovery-diff.js';
 import { changeDescriptor, descriptorsOfServer, type LoadedServer } from './aggregates.js';
@@ -24,8 +24,10 @@ export async function applyDefinitionDrift(context: RegistryContext, loaded: Pic
     const command: DescriptorCommand = { type: 'SuspendDescriptor', change: drift.change, definitionHash: drift.definitionHash, at: who.at };
     const changed = await changeDescriptor(context, drift.descriptor, command, who, signal);
     if (changed.events.length === 0) continue;
+    const capability = mcpCapabilityOf(drift.descriptor);
     changes.push({
       toolName: drift.descriptor.providerToolName,
+      ...(capability === 'tool' ? {} : { capability }),
       change: drift.change,
       previousDefinitionHash: drift.descriptor.definitionHash,
       ...(drift.definitionHash === undefined ? {} : { definitionHash: drift.definitionHash }),

@@ -1,5 +1,22 @@
-import { ToolplaneError, compareToolVersions, toWireError, type BindToolReply, type BindToolRequest, type Scope, type ToolDescriptor, type UnbindToolReply, type UnbindToolRequest } from '@toolplane/contracts';
-import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration } from '../core/descriptor-aggregate.js';
+import {
+  ToolplaneError,
+  compareToolVersions,
+  mcpCapabilityOf,
+  toWireError,
+  type BindPromptRequest,
+  type BindResourceRequest,
+  type BindToolReply,
+  type BindToolRequest,
+  type McpCapability,
+  type McpDiscoveredTool,
+  type McpServer,
+  type Scope,
+  type ToolDescriptor,
+  type UnbindToolReply,
+  type UnbindToolRequest,
+} from '@toolplane/contracts';
+import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration, type DescriptorCommand } from '../core/descriptor-aggregate.js';
+import { promptBindingOf, promptItem, readDeclaration, resourceBindingOf, resourceItem } from '../core/read-bindings.js';
 import { assertNotFlowProvider, assertNotFlowToolId } from '../core/flow-tools.js';
 import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
@@ -32,46 +49,109 @@ async function refreshReadModel(context: RegistryContext, descriptor: ToolDescri
   }
 }
 
+/** What one bind binds: a discovered item of a server (a tool, resource or prompt) with its declaration. */
+interface BindSpec {
+  readonly capability: McpCapability;
+  readonly serverId: string;
+  readonly requestedId: string | undefined;
+  readonly expectedDefinitionHash: string | undefined;
+  readonly declaration: BindingDeclaration;
+  /**
+   * The item as the server's current discovery lists it, the name its default id is made from, and what a resource
+   * or prompt binding maps it to; throws when it cannot be bound.
+   */
+  find(server: McpServer): { readonly item: McpDiscoveredTool; readonly idName: string; readonly binds?: Extract<DescriptorCommand, { type: 'BindTool' }>['binds'] };
+}
+
 /**
  * Binds a discovered tool to a new descriptor version that pins its current definition hash. The first binding of
  * a Verified server approves its bindings (Active). The same binding again returns the active descriptor and emits
  * nothing; a different one makes a new version and supersedes the old. `actor` is the verified operator (a body's
  * `actor` is ignored).
  */
-export async function bindTool(context: RegistryContext, scope: Scope, request: BindToolRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
+export function bindTool(context: RegistryContext, scope: Scope, request: BindToolRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
+  const { toolId, expectedDefinitionHash, actor: _actor, serverId, toolName, ...declaration } = request;
+  return bindItem(context, scope, {
+    capability: 'tool',
+    serverId,
+    requestedId: toolId,
+    expectedDefinitionHash,
+    declaration,
+    find(server) {
+      const tool = server.capabilities?.tools.find((candidate) => candidate.name === toolName);
+      const refused = server.capabilities?.refusedTools?.find((candidate) => candidate.name === toolName);
+      if (tool === undefined && refused !== undefined) {
+        throw new ToolplaneError('INVALID_ARGUMENT', `the tool ${JSON.stringify(toolName)} of server ${server.name} cannot be bound: ${refused.reason}`);
+      }
+      if (tool === undefined) throw notDiscovered('tool', toolName, server);
+      return { item: tool, idName: tool.name };
+    },
+  }, actor, signal);
+}
+
+/** Binds a discovered resource: a descriptor read with resources/read, mapped to a knowledge source with a scope and a classification. */
+export function bindResource(context: RegistryContext, scope: Scope, request: BindResourceRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
+  return bindItem(context, scope, {
+    capability: 'resource',
+    serverId: request.serverId,
+    requestedId: request.resourceId,
+    expectedDefinitionHash: request.expectedDefinitionHash,
+    declaration: readDeclaration(request),
+    find(server) {
+      const resource = server.capabilities?.resources.find((candidate) => candidate.uri === request.uri);
+      if (resource === undefined) throw notDiscovered('resource', request.uri, server);
+      return { item: resourceItem(resource), idName: resource.name, binds: resourceBindingOf(request, resource) };
+    },
+  }, actor, signal);
+}
+
+/** Binds a discovered prompt: a descriptor fetched with prompts/get, mapped to a skill or a workflow step (never to policy). */
+export function bindPrompt(context: RegistryContext, scope: Scope, request: BindPromptRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
+  return bindItem(context, scope, {
+    capability: 'prompt',
+    serverId: request.serverId,
+    requestedId: request.promptId,
+    expectedDefinitionHash: request.expectedDefinitionHash,
+    declaration: readDeclaration(request),
+    find(server) {
+      const prompt = server.capabilities?.prompts.find((candidate) => candidate.name === request.promptName);
+      if (prompt === undefined) throw notDiscovered('prompt', request.promptName, server);
+      return { item: promptItem(prompt), idName: prompt.name, binds: promptBindingOf(request) };
+    },
+  }, actor, signal);
+}
+
+function notDiscovered(what: McpCapability, name: string, server: McpServer): ToolplaneError {
+  return new ToolplaneError('NOT_FOUND', `the ${what} ${JSON.stringify(name)} was not discovered on server ${server.name}${server.capabilities === undefined ? ' (discover it first)' : ''}`);
+}
+
+async function bindItem(context: RegistryContext, scope: Scope, spec: BindSpec, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
   const who = { actor, at: context.now() } satisfies Actor;
-  const { serverId, toolName } = request;
-  const { toolId: requestedToolId, expectedDefinitionHash, actor: _actor, serverId: _server, toolName: _tool, ...declaration } = request;
-  const bindingDeclaration: BindingDeclaration = declaration;
-  if (requestedToolId !== undefined) assertNotFlowToolId(requestedToolId);
+  const { serverId, requestedId, expectedDefinitionHash, capability } = spec;
+  if (requestedId !== undefined) assertNotFlowToolId(requestedId);
   for (let attempt = 0; attempt < maxBindAttempts; attempt++) {
     const loaded = await loadServer(context, scope, serverId, signal);
     const { server } = loaded;
-    assertNotFlowProvider(server, 'bind a tool of');
-    const tool = server.capabilities?.tools.find((candidate) => candidate.name === toolName);
-    const refused = server.capabilities?.refusedTools?.find((candidate) => candidate.name === toolName);
-    if (tool === undefined && refused !== undefined) {
-      throw new ToolplaneError('INVALID_ARGUMENT', `the tool ${JSON.stringify(toolName)} of server ${server.name} cannot be bound: ${refused.reason}`);
-    }
-    if (tool === undefined) {
-      throw new ToolplaneError('NOT_FOUND', `the tool ${JSON.stringify(toolName)} was not discovered on server ${server.name}${server.capabilities === undefined ? ' (discover it first)' : ''}`);
-    }
+    assertNotFlowProvider(server, `bind a ${capability} of`);
+    const { item: tool, idName, binds } = spec.find(server);
     if (expectedDefinitionHash !== undefined && expectedDefinitionHash !== tool.definitionHash) {
-      throw new ToolplaneError('CONFLICT', `the definition of ${toolName} changed since it was reviewed (now ${tool.definitionHash}); review it again`);
+      throw new ToolplaneError('CONFLICT', `the definition of ${tool.name} changed since it was reviewed (now ${tool.definitionHash}); review it again`);
     }
     // Refusals of the server (its state, its authentication) come before anything is written.
     decideServer({ type: 'ApproveBindings', at: who.at }, server);
-    const toolId = requestedToolId ?? defaultToolId(server.name, tool.name);
+    const toolId = requestedId ?? defaultToolId(server.name, idName);
     // A server named `flows` would otherwise bind into the reserved namespace by default.
     assertNotFlowToolId(toolId);
     const bind = (toolVersion: string, on = server) =>
-      decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: bindingDeclaration, boundBy: who.actor, at: who.at }, undefined);
+      decideDescriptor({ type: 'BindTool', scope, toolId, toolVersion, server: on, tool, declaration: spec.declaration, binds, boundBy: who.actor, at: who.at }, undefined);
     const candidate = foldDescriptor(undefined, bind('0')) as ToolDescriptor;
-    // Read from the record: this id's versions, and this tool's versions under any id its server recorded.
+    // Read from the record: this id's versions, and this item's versions under any id its server recorded.
     const sameId = await descriptorVersions(context, scope, toolId, signal);
     const otherIds = new Set(loaded.bindings.filter((binding) => binding.toolName === tool.name && binding.toolId !== toolId).map((binding) => binding.toolId));
-    const others = (await descriptorsOfServer(context, { server, bindings: [...otherIds].map((id) => ({ toolName: tool.name, toolId: id })) }, signal));
-    const sameTool = [...sameId, ...others].filter((d) => d.mcpServerId === serverId && d.providerToolName === tool.name).sort(compareToolVersions);
+    const others = await descriptorsOfServer(context, { server, bindings: [...otherIds].map((id) => ({ toolName: tool.name, toolId: id })) }, signal);
+    const sameTool = [...sameId, ...others]
+      .filter((d) => d.mcpServerId === serverId && d.providerToolName === tool.name && mcpCapabilityOf(d) === capability)
+      .sort(compareToolVersions);
     const plan = planBind(candidate, sameTool, sameId);
     // The server first (approved, and the tool id recorded among its bindings): a crash after it leaves an Active
     // server with nothing new bound, never a bound tool on a server that was not approved or does not know of it.
@@ -103,7 +183,7 @@ export async function bindTool(context: RegistryContext, scope: Scope, request: 
     for (const old of plan.supersede) await changeDescriptor(context, old, { type: 'RetireDescriptor', reason: 'Superseded', at: who.at }, who, signal);
     return withPublicationCheck(context, scope, { descriptor: created.descriptor, created: true, serverState: approved.server.state }, signal);
   }
-  throw new ToolplaneError('CONFLICT', `the bindings of ${toolName} kept changing under this bind; try again`, { retryable: true });
+  throw new ToolplaneError('CONFLICT', `the bindings of this ${capability} kept changing under this bind; try again`, { retryable: true });
 }
 
 /** Unbinds a tool: its active descriptor versions are retired (Unbound). Unbinding an unbound tool again changes nothing. */
@@ -112,9 +192,11 @@ export async function unbindTool(context: RegistryContext, scope: Scope, request
   const loaded = await loadServer(context, scope, request.serverId, signal);
   const { server } = loaded;
   assertNotFlowProvider(server, 'unbind a tool of');
-  const versions = (await descriptorsOfServer(context, loaded, signal)).filter((candidate) => candidate.providerToolName === request.toolName).sort(compareToolVersions);
+  const versions = (await descriptorsOfServer(context, loaded, signal))
+    .filter((candidate) => candidate.providerToolName === request.toolName && mcpCapabilityOf(candidate) === request.capability)
+    .sort(compareToolVersions);
   const latest = versions.at(-1);
-  if (latest === undefined) throw new ToolplaneError('NOT_FOUND', `the tool ${JSON.stringify(request.toolName)} of server ${server.name} is not bound`);
+  if (latest === undefined) throw new ToolplaneError('NOT_FOUND', `the ${request.capability} ${JSON.stringify(request.toolName)} of server ${server.name} is not bound`);
   let descriptor = latest;
   for (const version of versions.filter((candidate) => candidate.active)) {
     const changed = await changeDescriptor(context, version, { type: 'RetireDescriptor', reason: 'Unbound', at: who.at }, who, signal);

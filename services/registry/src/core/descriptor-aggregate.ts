@@ -6,6 +6,8 @@ import {
   type DescriptorRetirementReason,
   type McpDiscoveredTool,
   type McpServer,
+  type PromptBinding,
+  type ResourceBinding,
   type RetryPolicy,
   type SandboxKind,
   type Scope,
@@ -32,6 +34,8 @@ export type DescriptorCommand =
       readonly server: McpServer;
       readonly tool: McpDiscoveredTool;
       readonly declaration: BindingDeclaration;
+      /** A resource or prompt binding: what it maps the item to (`tool` then describes the item, see read-bindings.ts). */
+      readonly binds?: { readonly resource: ResourceBinding } | { readonly prompt: PromptBinding } | undefined;
       readonly boundBy: string;
       readonly at: string;
     }
@@ -133,6 +137,7 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
       sandboxKind,
       ...(declaration.commandPolicy === undefined ? {} : { commandPolicy: declaration.commandPolicy }),
       mcpServerId: server.serverId,
+      ...(command.binds ?? {}),
       // A binding made while the server is Degraded waits, unhealthy, for its recovery.
       healthy: server.state !== 'Degraded',
       active: true,
@@ -216,6 +221,8 @@ export function bindingFingerprint(descriptor: ToolDescriptor): string {
     sandboxKind,
     commandPolicy: commandPolicy ?? null,
     mcpServerId: mcpServerId ?? null,
+    resource: descriptor.resource ?? null,
+    prompt: descriptor.prompt ?? null,
   });
 }
 

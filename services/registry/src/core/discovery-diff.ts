@@ -1,4 +1,4 @@
-import type { McpCapabilitiesSnapshot, ToolDescriptor } from '@toolplane/contracts';
+import { mcpCapabilityOf, type McpCapabilitiesSnapshot, type McpCapability, type ToolDescriptor } from '@toolplane/contracts';
 
 /** A bound tool whose definition on the server no longer matches the hash its binding pinned. */
 export interface DefinitionDrift {
@@ -12,12 +12,17 @@ export interface DefinitionDrift {
  * Compares what a discovery found with what the active bindings pinned. Each binding is compared with its own
  * pinned hash (not with the previous snapshot), so a change missed by one discovery is still caught by the next.
  */
-export function definitionDrift(snapshot: Pick<McpCapabilitiesSnapshot, 'tools'>, active: readonly ToolDescriptor[]): DefinitionDrift[] {
-  const found = new Map(snapshot.tools.map((tool) => [tool.name, tool.definitionHash]));
+export function definitionDrift(snapshot: Pick<McpCapabilitiesSnapshot, 'tools' | 'resources' | 'prompts'>, active: readonly ToolDescriptor[]): DefinitionDrift[] {
+  // Tools by name, resources by URI, prompts by name: a binding compares with the item of its own kind.
+  const found: Record<McpCapability, Map<string, string | undefined>> = {
+    tool: new Map(snapshot.tools.map((tool) => [tool.name, tool.definitionHash])),
+    resource: new Map(snapshot.resources.map((resource) => [resource.uri, resource.definitionHash])),
+    prompt: new Map(snapshot.prompts.map((prompt) => [prompt.name, prompt.definitionHash])),
+  };
   const drift: DefinitionDrift[] = [];
   for (const descriptor of active) {
     if (!descriptor.active) continue;
-    const hash = found.get(descriptor.providerToolName);
+    const hash = found[mcpCapabilityOf(descriptor)].get(descriptor.providerToolName);
     if (hash === undefined) drift.push({ descriptor, change: 'Removed' });
     else if (hash !== descriptor.definitionHash) drift.push({ descriptor, change: 'Changed', definitionHash: hash });
   }

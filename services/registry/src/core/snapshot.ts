@@ -1,4 +1,4 @@
-import { McpCapabilitiesSnapshot, ToolplaneError, canonicalHash, type McpDiscoveredTool } from '@toolplane/contracts';
+import { McpCapabilitiesSnapshot, ToolplaneError, canonicalHash, type McpDiscoveredPrompt, type McpDiscoveredResource, type McpDiscoveredTool } from '@toolplane/contracts';
 
 /** What handshake and discovery returned: tools already as the contract stores them (schemas as JSON text). */
 export interface DiscoveredCapabilities {
@@ -7,8 +7,8 @@ export interface DiscoveredCapabilities {
   readonly tools: readonly McpDiscoveredTool[];
   /** Listed tools whose definitions could not be stored or pinned, with the reason (see McpCapabilitiesSnapshot). */
   readonly refusedTools?: readonly { readonly name: string; readonly reason: string }[];
-  readonly resources: readonly { readonly uri: string; readonly name: string; readonly mimeType?: string | undefined; readonly description?: string | undefined }[];
-  readonly prompts: readonly { readonly name: string; readonly description?: string | undefined }[];
+  readonly resources: readonly McpDiscoveredResource[];
+  readonly prompts: readonly McpDiscoveredPrompt[];
 }
 
 /**
@@ -27,20 +27,15 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
   const refusedTools = [...(found.refusedTools ?? [])]
     .map((tool) => ({ name: tool.name.slice(0, 256), reason: tool.reason.slice(0, 1024) }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const resources = found.resources.map((r) => ({
-    uri: r.uri,
-    name: r.name,
-    ...(r.mimeType === undefined ? {} : { mimeType: r.mimeType }),
-    ...(r.description === undefined ? {} : { description: r.description }),
-  }));
-  const prompts = found.prompts.map((p) => ({ name: p.name, ...(p.description === undefined ? {} : { description: p.description }) }));
+  const resources = uniqueBy(found.resources, (resource) => resource.uri, 'resource');
+  const prompts = uniqueBy(found.prompts, (prompt) => prompt.name, 'prompt');
   const snapshotHash = canonicalHash({
     protocolVersion: found.protocolVersion,
     serverInfo: found.serverInfo,
     tools: tools.map((tool) => [tool.name, tool.definitionHash]),
     ...(refusedTools.length === 0 ? {} : { refusedTools: refusedTools.map((tool) => tool.name) }),
-    resources,
-    prompts,
+    resources: resources.map((resource) => [resource.uri, resource.definitionHash]),
+    prompts: prompts.map((prompt) => [prompt.name, prompt.definitionHash]),
   });
   const parsed = McpCapabilitiesSnapshot.safeParse({
     protocolVersion: found.protocolVersion,
@@ -58,4 +53,15 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
     throw new ToolplaneError('INVALID_ARGUMENT', `the server's capabilities break the registry's limits${where}`);
   }
   return parsed.data;
+}
+
+/** The items ordered by key; a key listed twice makes the answer unusable (a binding could not say which it pins). */
+function uniqueBy<T>(items: readonly T[], key: (item: T) => string, what: string): T[] {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const k = key(item);
+    if (seen.has(k)) throw new ToolplaneError('INVALID_ARGUMENT', `the server lists the ${what} ${JSON.stringify(k.slice(0, 100))} twice`);
+    seen.add(k);
+  }
+  return [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }

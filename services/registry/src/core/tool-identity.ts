@@ -1,4 +1,4 @@
-import { ToolplaneError, sha256Hex, type ToolDescriptor } from '@toolplane/contracts';
+import { ToolplaneError, mcpCapabilityOf, sha256Hex, type ToolDescriptor } from '@toolplane/contracts';
 import { bindingFingerprint } from './descriptor-aggregate.js';
 
 const MAX_TOOL_ID = 200;
@@ -33,9 +33,10 @@ export type BindPlan =
  * CONFLICT; an active binding of this tool that governs the same way as `candidate` is reused (a retried bind).
  */
 export function planBind(candidate: ToolDescriptor, sameTool: readonly ToolDescriptor[], sameId: readonly ToolDescriptor[]): BindPlan {
-  const other = sameId.find((d) => d.active && (d.mcpServerId !== candidate.mcpServerId || d.providerToolName !== candidate.providerToolName));
+  const capability = mcpCapabilityOf(candidate);
+  const other = sameId.find((d) => d.active && (d.mcpServerId !== candidate.mcpServerId || d.providerToolName !== candidate.providerToolName || mcpCapabilityOf(d) !== capability));
   if (other !== undefined) {
-    throw new ToolplaneError('CONFLICT', `the tool id ${candidate.toolId} is bound to ${other.providerToolName} of another server or tool; choose another toolId`);
+    throw new ToolplaneError('CONFLICT', `the id ${candidate.toolId} is bound to the ${mcpCapabilityOf(other)} ${other.providerToolName} of another server or item; choose another id`);
   }
   const active = sameTool.filter((d) => d.active);
   const fingerprint = bindingFingerprint(candidate);

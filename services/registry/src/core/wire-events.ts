@@ -1,4 +1,4 @@
-import type { EventMetadata, McpServer, McpServerRecord, RegistryEvent, Scope, ToolDescriptor } from '@toolplane/contracts';
+import { mcpCapabilityOf, type EventMetadata, type McpServer, type McpServerRecord, type RegistryEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
 import type { DescriptorEvent } from './descriptor-aggregate.js';
 import { deterministicEventId } from './event-ids.js';
 
@@ -101,6 +101,7 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
             toolId: descriptor.toolId,
             toolVersion: descriptor.toolVersion,
             kind: descriptor.kind,
+            ...capabilityField(descriptor),
             sideEffectClass: descriptor.sideEffectClass,
             riskClass: descriptor.riskClass,
             ...(descriptor.mcpServerId === undefined ? {} : { mcpServerId: descriptor.mcpServerId }),
@@ -116,6 +117,7 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
           data: {
             serverId: descriptor.mcpServerId,
             toolName: descriptor.providerToolName,
+            ...capabilityField(descriptor),
             change: event.change,
             previousDefinitionHash: event.previousDefinitionHash,
             ...(event.definitionHash === undefined ? {} : { definitionHash: event.definitionHash }),
@@ -133,4 +135,10 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
     }
   }
   return out;
+}
+
+/** The `capability` of a resource or prompt descriptor's events; nothing for a tool. */
+function capabilityField(descriptor: ToolDescriptor): { capability?: 'resource' | 'prompt' } {
+  const capability = mcpCapabilityOf(descriptor);
+  return capability === 'tool' ? {} : { capability };
 }
