@@ -21,6 +21,8 @@ export interface InvokeOptions {
   readonly agentRevision?: string;
   /** An exact tool version; absent means the tool's active version. */
   readonly toolVersion?: string;
+  /** What the id must bind (readResource and getPrompt set it): another kind is NOT_FOUND. Absent: whatever it binds. */
+  readonly capability?: 'tool' | 'resource' | 'prompt';
   /** The logical call id (the model API's tool call id when it gives one). */
   readonly toolCallId?: string;
   /** Ties the call to the runtime's run; generated when absent. */
@@ -84,6 +86,7 @@ export function prepareInvocation(toolId: string, args: JsonObject, options: Inv
     toolId,
     ...(options.toolVersion === undefined ? {} : { toolVersion: options.toolVersion }),
     arguments: args,
+    ...(options.capability === undefined ? {} : { capability: options.capability }),
     ...(keySource === 'derived' ? {} : { idempotencyKey }),
     ...(options.durableExecutionId === undefined ? {} : { durableExecutionId: options.durableExecutionId }),
     ...(options.agentRevision === undefined ? {} : { agentRevision: options.agentRevision }),

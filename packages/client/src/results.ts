@@ -1,4 +1,4 @@
-import { ToolplaneError, type InvocationResult } from '@toolplane/contracts';
+import { PromptContent, ResourceReadContent, ToolplaneError, type InvocationResult } from '@toolplane/contracts';
 
 /** A result whose call succeeded: the tool's (untrusted) content is there. */
 export type SuccessfulResult = InvocationResult & { readonly status: 'SUCCESS' };
@@ -23,4 +23,22 @@ export function requireSuccess(result: InvocationResult): SuccessfulResult {
 
 function failWith(code: ToolplaneError['code'], message: string, retryable: boolean, details: Record<string, unknown>): never {
   throw new ToolplaneError(code, message, { retryable, details });
+}
+
+/**
+ * The contents of a successful resource read (`readResource`); throws like `requireSuccess` when the read did not
+ * succeed, and INVALID_ARGUMENT when the result holds no contents (the structured form was over the size bound: the
+ * text is in `textContent`, marked truncated). Untrusted data, to be shown to a model as such.
+ */
+export function resourceContents(result: InvocationResult): ResourceReadContent['contents'] {
+  const parsed = ResourceReadContent.safeParse(requireSuccess(result).structuredContent);
+  if (!parsed.success) failWith('INVALID_ARGUMENT', `${result.receipt.toolId} returned no resource contents${result.truncated ? ' (cut to the size bound: see textContent)' : ''}`, false, { receipt: result.receipt });
+  return parsed.data.contents;
+}
+
+/** The description and messages of a successful prompt fetch (`getPrompt`); throws as `resourceContents` does. */
+export function promptMessages(result: InvocationResult): PromptContent {
+  const parsed = PromptContent.safeParse(requireSuccess(result).structuredContent);
+  if (!parsed.success) failWith('INVALID_ARGUMENT', `${result.receipt.toolId} returned no prompt messages${result.truncated ? ' (cut to the size bound: see textContent)' : ''}`, false, { receipt: result.receipt });
+  return parsed.data;
 }

@@ -140,6 +140,14 @@ export interface ToolplaneClient {
    */
   invoke(toolId: string, args: JsonObject, options?: InvokeOptions): Promise<InvocationResult>;
   /**
+   * Reads a bound resource through the governed pipeline (agent permission, tenant policy, the resource's
+   * classification against the agent's clearance, credentials, sanitization, events, receipt), like `invoke` with no
+   * arguments. `resourceContents(result)` gives the contents.
+   */
+  readResource(resourceId: string, options?: InvokeOptions): Promise<InvocationResult>;
+  /** Fetches a bound prompt with its arguments through the governed pipeline, like `invoke`; `promptMessages(result)` gives the messages. */
+  getPrompt(promptId: string, args?: Readonly<Record<string, string>>, options?: InvokeOptions): Promise<InvocationResult>;
+  /**
    * Re-attaches to the agent's call under `idempotencyKey` and waits for its result: the outcome of a call that ended
    * (or ends before the wait does). NOT_FOUND for a key the adapter has no call of this agent under; at the end of the
    * wait APPROVAL_PENDING while the call still waits for its approval, TIMEOUT or UNKNOWN_OUTCOME otherwise.
@@ -219,6 +227,14 @@ class Client implements ToolplaneClient {
         span.end();
       }
     });
+  }
+
+  readResource(resourceId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
+    return this.invoke(resourceId, {}, { ...options, capability: 'resource' });
+  }
+
+  getPrompt(promptId: string, args: Readonly<Record<string, string>> = {}, options: InvokeOptions = {}): Promise<InvocationResult> {
+    return this.invoke(promptId, { ...args }, { ...options, capability: 'prompt' });
   }
 
   async #invoke(toolId: string, args: JsonObject, options: InvokeOptions): Promise<InvocationResult> {

@@ -27,6 +27,11 @@ export const InvocationRequest = z
     /** An exact version; when absent, the tool's active version at validation time. */
     toolVersion: ToolVersion.optional(),
     arguments: JsonObject,
+    /**
+     * What the caller means to use: a tool (tools/call), a bound resource (resources/read) or prompt (prompts/get). A
+     * descriptor of another kind is not found, so reading a resource never runs a tool. Absent: whatever the id binds.
+     */
+    capability: z.enum(['tool', 'resource', 'prompt']).optional(),
     /** Unique per (tenant, workspace); when absent it is derived from durableExecutionId, agentRevision, toolId and arguments. */
     idempotencyKey: IdempotencyKey.optional(),
     /** The runtime's durable execution (run, step) the call belongs to; an input of the derived idempotency key. */

@@ -52,3 +52,24 @@ export const InvocationReply = replyEnvelope(InvocationResult).meta({
   description: 'The reply to an invocation request: { ok: true, data: InvocationResult } or { ok: false, error: WireError }.',
 });
 export type InvocationReply = z.infer<typeof InvocationReply>;
+
+/** One item of a bound resource's contents, as a read through the pipeline returns it: text, or a base64 blob. */
+export const ResourceContent = z.strictObject({
+  uri: z.string().max(2048),
+  mimeType: z.string().max(256).optional(),
+  text: z.string().optional(),
+  blob: z.string().optional(),
+});
+export type ResourceContent = z.infer<typeof ResourceContent>;
+
+/** The structured content of a successful resource read: the contents as the server returned them, sanitized. */
+export const ResourceReadContent = z.object({ contents: z.array(ResourceContent).max(1000) });
+export type ResourceReadContent = z.infer<typeof ResourceReadContent>;
+
+/** One message of a fetched prompt: a role and one MCP content block (untrusted data, never instructions of the runtime's own). */
+export const PromptMessage = z.object({ role: z.enum(['user', 'assistant']), content: z.looseObject({ type: z.string() }) });
+export type PromptMessage = z.infer<typeof PromptMessage>;
+
+/** The structured content of a successful prompt fetch: its description and messages, sanitized. */
+export const PromptContent = z.object({ description: z.string().optional(), messages: z.array(PromptMessage).max(1000) });
+export type PromptContent = z.infer<typeof PromptContent>;

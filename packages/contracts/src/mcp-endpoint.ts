@@ -19,7 +19,9 @@ export const mcpMetaKeys = {
   timeoutMs: `${MCP_META_PREFIX}timeoutMs`,
   /** tools/list entry: the governance facts of the tool. */
   tool: `${MCP_META_PREFIX}tool`,
-  /** tools/call result: the signed receipt of the call. */
+  /** resources/list entry: the governed id, the server's URI, the classification and knowledge source of the resource. */
+  resource: `${MCP_META_PREFIX}resource`,
+  /** tools/call, resources/read and prompts/get result: the signed receipt of the call. */
   receipt: `${MCP_META_PREFIX}receipt`,
   /** tools/call result: that the content is untrusted tool data, never instructions. */
   provenance: `${MCP_META_PREFIX}provenance`,

@@ -173,7 +173,16 @@ export {
 export { InvocationReceipt, ReceiptSignature, UnsignedInvocationReceipt, receiptSigningInput } from './invocation-receipt.js';
 export { verifyReceipt, type ReceiptKeyResolver, type ReceiptVerification } from './receipt-verification.js';
 export { InvocationRequest, invocationRequestMsgId } from './invocation-request.js';
-export { InvocationReply, InvocationResult, InvocationStatus, invocationStatusByState } from './invocation-result.js';
+export {
+  InvocationReply,
+  InvocationResult,
+  InvocationStatus,
+  PromptContent,
+  PromptMessage,
+  ResourceContent,
+  ResourceReadContent,
+  invocationStatusByState,
+} from './invocation-result.js';
 export { jsonProblem } from './json.js';
 export {
   ApprovalEvent,

@@ -5,6 +5,7 @@
 import { createTokenVerifier } from '@toolplane/auth';
 import { workspaceClients } from '@toolplane/client';
 import { serviceMetrics, startService, type Logger, type StorelessServiceDefinition } from '@toolplane/service-kit';
+import { governedReads } from './app/governed-reads.js';
 import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
 import { TokenRateLimits } from './app/token-rate-limits.js';
@@ -53,6 +54,7 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
       const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
       const mcpLog = logger.child({ component: 'mcp' });
       const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS });
+      const reads = governedReads({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS });
 
       const streamLog = logger.child({ component: 'streams' });
       const streams = new ToolListStreams({
@@ -79,7 +81,7 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
         authorizationServers: config.MCP_ENDPOINT_AUTHORIZATION_SERVERS,
         maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
         verifier,
-        protocol: { identity: endpointIdentity, tools, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error'), metrics },
+        protocol: { identity: endpointIdentity, tools, reads, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error'), metrics },
         streams,
         rateLimits:
           config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0

@@ -121,7 +121,7 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
       // The probe and the invoke's wait end together: whichever answers first, the other stops.
       const settled = new AbortController();
       const work = AbortSignal.any([signal, settled.signal]);
-      const invoked = client.invoke(toolId, call.arguments, { idempotencyKey: key, contextToken: caller.token, timeoutMs, signal: work });
+      const invoked = client.invoke(toolId, call.arguments, { idempotencyKey: key, contextToken: caller.token, timeoutMs, signal: work, capability: 'tool' });
       const parked = awaitingApproval(client, caller, key, work);
       invoked.catch(() => undefined);
       parked.catch(() => undefined);

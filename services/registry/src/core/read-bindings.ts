@@ -47,8 +47,9 @@ export function resourceItem(resource: McpDiscoveredResource): McpDiscoveredTool
   if (resource.definitionHash === undefined) throw unpinnable(`resource ${JSON.stringify(resource.uri)}`);
   return {
     name: resource.uri,
-    ...(resource.title === undefined ? {} : { title: resource.title }),
-    description: resource.description ?? resource.name,
+    // The descriptor's title is the resource's (its name when it has none), as a client lists it.
+    title: resource.title ?? resource.name,
+    description: resource.description ?? '',
     inputSchemaJson: NO_ARGUMENTS,
     definitionHash: resource.definitionHash,
   };

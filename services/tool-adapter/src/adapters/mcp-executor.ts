@@ -1,5 +1,5 @@
-import { hasErrorCode, isRetryable, sleep, ToolplaneError, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
-import { toToolFailure, toolResultError, type McpPool, type McpTarget } from '@toolplane/mcp';
+import { hasErrorCode, isRetryable, mcpCapabilityOf, sleep, ToolplaneError, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
+import { toToolFailure, toolResultError, type McpPool, type McpRequestOptions, type McpTarget } from '@toolplane/mcp';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 import { retryDecision, type ExecutionResult } from '../core/execution-outcome.js';
 
@@ -98,6 +98,32 @@ export class McpExecutor {
     for (const [server, breaker] of this.#breakers) yield { server, state: circuitPositionOf(breaker.state) };
   }
 
+  /**
+   * One request for the descriptor's capability: tools/call, resources/read or prompts/get. A read's contents and a
+   * prompt's messages come back as structured content (what the MCP endpoint answers with) and as content blocks
+   * (their text, which stays when the structured form is over the size bound).
+   */
+  async #send(execution: McpExecution, options: McpRequestOptions): Promise<ExecutionResult> {
+    const { descriptor, target } = execution;
+    switch (mcpCapabilityOf(descriptor)) {
+      case 'resource': {
+        const read = await this.#pool.readResource(target, descriptor.providerToolName, options);
+        return { result: 'returned', output: { content: read.contents.map((resource) => ({ type: 'resource', resource })), structuredContent: { contents: read.contents } } };
+      }
+      case 'prompt': {
+        const prompt = await this.#pool.getPrompt(target, descriptor.providerToolName, promptArguments(execution.args), options);
+        return { result: 'returned', output: { content: prompt.messages.map((message) => message.content), structuredContent: { ...prompt } } };
+      }
+      case 'tool': {
+        const result = await this.#pool.callTool(target, descriptor.providerToolName, execution.args, options);
+        const toolError = toolResultError(result);
+        return toolError === undefined
+          ? { result: 'returned', output: { content: result.content, ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }) } }
+          : { result: 'failed', failure: toToolFailure(toolError), effect: 'none' };
+      }
+    }
+  }
+
   /** Calls the tool, retrying as the core allows, within the call's deadline. */
   async execute(execution: McpExecution): Promise<ExecutionResult> {
     const { descriptor } = execution;
@@ -107,15 +133,7 @@ export class McpExecutor {
       if (remaining <= 0) return { result: 'timed_out', requestSent: tries > 1 };
       let outcome: ExecutionResult;
       try {
-        const result = await breaker.execute(
-          () => this.#pool.callTool(execution.target, descriptor.providerToolName, execution.args, { signal: execution.signal, timeoutMs: Math.min(remaining, descriptor.timeoutMs) }),
-          execution.signal,
-        );
-        const toolError = toolResultError(result);
-        outcome =
-          toolError === undefined
-            ? { result: 'returned', output: { content: result.content, ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }) } }
-            : { result: 'failed', failure: toToolFailure(toolError), effect: 'none' };
+        outcome = await breaker.execute(() => this.#send(execution, { signal: execution.signal, timeoutMs: Math.min(remaining, descriptor.timeoutMs) }), execution.signal);
       } catch (error) {
         outcome = outcomeOf(error);
       }
@@ -140,4 +158,9 @@ export class McpExecutor {
       }
     }
   }
+}
+
+/** A prompt's arguments as MCP sends them: strings (the bound schema admits only string properties). */
+function promptArguments(args: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(args).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]));
 }

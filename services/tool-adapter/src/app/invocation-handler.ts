@@ -2,6 +2,7 @@ import { context } from '@opentelemetry/api';
 import {
   ToolplaneError,
   isTerminalInvocationState,
+  mcpCapabilityOf,
   scopeOfSubject,
   sleep,
   toWireError,
@@ -122,7 +123,9 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     try {
       switch (decision.kind) {
         case 'create': {
-          const descriptor = runtime.descriptors.resolve(scope, request.toolId, request.toolVersion);
+          // A read of a resource or prompt never runs a descriptor of another kind: that one is not found.
+          const resolved = runtime.descriptors.resolve(scope, request.toolId, request.toolVersion);
+          const descriptor = resolved === undefined || request.capability === undefined || mcpCapabilityOf(resolved) === request.capability ? resolved : undefined;
           const received = receiveInvocation(
             { scope, request, caller, invocationId: runtime.newId(), resolvedToolVersion: descriptor?.toolVersion, defaultTimeoutMs: descriptor?.timeoutMs ?? runtime.defaultTimeoutMs },
             { now: now.toISOString() },

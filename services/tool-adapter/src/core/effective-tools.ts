@@ -4,10 +4,14 @@ import {
   jsonProblem,
   sha256Hex,
   type AgentProfile,
+  type EffectivePrompt,
+  type EffectiveResource,
   type EffectiveTool,
   type EffectiveToolSet,
   type HiddenTool,
   type PolicyReasonCode,
+  type PromptBinding,
+  type ResourceBinding,
   type RiskRestrictions,
   type RunPolicy,
   type Scope,
@@ -154,11 +158,17 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveToolSet {
     .toSorted((a, b) => (a.toolId === b.toolId ? (a.toolVersion < b.toolVersion ? -1 : a.toolVersion > b.toolVersion ? 1 : 0) : a.toolId < b.toolId ? -1 : 1));
   const newest = newestUsable(inScope);
   const tools: EffectiveTool[] = [];
+  const resources: EffectiveResource[] = [];
+  const prompts: EffectivePrompt[] = [];
   const hidden: HiddenTool[] = [];
   const names = new Set<string>();
   for (const descriptor of inScope) {
     const verdict = hiddenBecause(descriptor, input, newest.get(descriptor.toolId));
-    if (verdict.tool !== undefined) {
+    if (verdict.tool !== undefined && descriptor.resource !== undefined) {
+      resources.push(effectiveResource(descriptor, descriptor.resource));
+    } else if (verdict.tool !== undefined && descriptor.prompt !== undefined) {
+      prompts.push(effectivePrompt(descriptor, descriptor.prompt, verdict.tool.inputSchema));
+    } else if (verdict.tool !== undefined) {
       const name = modelName(descriptor.toolId, names);
       names.add(name);
       tools.push({ ...verdict.tool, name });
@@ -169,6 +179,44 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveToolSet {
   return {
     ...(input.caller.agentId === undefined ? {} : { agentId: input.caller.agentId }),
     tools,
+    resources,
+    prompts,
     ...(input.explain === true ? { hidden } : {}),
+  };
+}
+
+function effectiveResource(descriptor: ToolDescriptor, binding: ResourceBinding): EffectiveResource {
+  return {
+    resourceId: descriptor.toolId,
+    toolVersion: descriptor.toolVersion,
+    uri: descriptor.providerToolName,
+    name: descriptor.title ?? descriptor.providerToolName,
+    ...(descriptor.title === undefined ? {} : { title: descriptor.title }),
+    description: descriptor.description,
+    ...(binding.mimeType === undefined ? {} : { mimeType: binding.mimeType }),
+    knowledgeSource: binding.knowledgeSource,
+    scope: binding.scope,
+    classification: binding.classification,
+  };
+}
+
+/** A bound prompt with its arguments, read back from the input schema its binding made (string properties). */
+function effectivePrompt(descriptor: ToolDescriptor, binding: PromptBinding, inputSchema: Record<string, unknown>): EffectivePrompt {
+  const properties = typeof inputSchema.properties === 'object' && inputSchema.properties !== null ? (inputSchema.properties as Record<string, { description?: unknown }>) : {};
+  const required = Array.isArray(inputSchema.required) ? (inputSchema.required as unknown[]) : [];
+  return {
+    promptId: descriptor.toolId,
+    toolVersion: descriptor.toolVersion,
+    name: descriptor.providerToolName,
+    ...(descriptor.title === undefined ? {} : { title: descriptor.title }),
+    description: descriptor.description,
+    arguments: Object.entries(properties)
+      .slice(0, 64)
+      .map(([name, schema]) => ({
+        name,
+        ...(typeof schema.description === 'string' ? { description: schema.description.slice(0, 1024) } : {}),
+        required: required.includes(name),
+      })),
+    target: binding.target,
   };
 }

@@ -1,5 +1,7 @@
 import {
+  DEFAULT_CLEARANCE,
   PipelineStage,
+  compareDataClassifications,
   compareRiskClasses,
   compareSideEffectClasses,
   deterministicUuid,
@@ -192,6 +194,12 @@ function agentFindings(descriptor: ToolDescriptor, effectiveClass: SideEffectCla
     if (profile.maxSideEffectClass !== undefined && compareSideEffectClasses(effectiveClass, profile.maxSideEffectClass) > 0) {
       findings.push(finding('CLASS_ABOVE_AGENT_MAX', stage, 'deny', `the call is ${effectiveClass}; the agent may cause at most ${profile.maxSideEffectClass}`));
     }
+  }
+  // A bound resource is read only up to the caller's clearance (a principal without an agent has the default one).
+  const classification = descriptor.resource?.classification;
+  const clearance = (caller.agentId === undefined ? undefined : profile?.clearance) ?? DEFAULT_CLEARANCE;
+  if (classification !== undefined && compareDataClassifications(classification, clearance) > 0) {
+    findings.push(finding('CLASSIFICATION_ABOVE_CLEARANCE', stage, 'deny', `${toolId} is ${classification}; the caller is cleared for ${clearance} at most`));
   }
   const missing = descriptor.authorization.permissions.filter((permission) => !permissions.includes(permission));
   if (missing.length > 0) findings.push(finding('MISSING_PERMISSION', stage, 'deny', `${toolId} needs the permissions ${missing.join(', ')}`));
