@@ -8,6 +8,7 @@ import { flowsCommands } from './commands/flows.js';
 import { invokeCommands } from './commands/invoke.js';
 import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
+import { readsCommands } from './commands/reads.js';
 import { receiptsCommands } from './commands/receipts.js';
 import { runsCommands } from './commands/runs.js';
 import { serversCommands } from './commands/servers.js';
@@ -23,6 +24,7 @@ export const commandGroups: readonly CommandGroup[] = [
   flowsCommands,
   policiesCommands,
   projectorCommands,
+  readsCommands,
   receiptsCommands,
   runsCommands,
   serversCommands,
