@@ -12,6 +12,8 @@ describe('registry access', () => {
       [registryOperations.register]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.discover]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.bind]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.bindResource]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.bindPrompt]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.unbind]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.retire]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.grantException]: { kind: 'operator', role: PLATFORM_ADMIN_ROLE },

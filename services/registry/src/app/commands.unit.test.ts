@@ -68,7 +68,7 @@ describe('the registry commands on the record', () => {
     expect(await bindTool(context, scope, echo(serverId), operator)).toMatchObject({ created: false, descriptor: { toolVersion: '1' } });
     const rebound = await bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator);
     expect(rebound.descriptor).toMatchObject({ toolVersion: '2', riskClass: 'MEDIUM' });
-    expect((await unbindTool(context, scope, { serverId, toolName: 'echo' }, operator)).descriptor).toMatchObject({ toolVersion: '2', active: false, inactiveReason: 'Unbound' });
+    expect((await unbindTool(context, scope, { serverId, toolName: 'echo', capability: 'tool' }, operator)).descriptor).toMatchObject({ toolVersion: '2', active: false, inactiveReason: 'Unbound' });
 
     const retired = await retireServer(context, scope, serverId, 'done', operator);
     expect(retired).toMatchObject({ server: { state: 'Retired' }, retiredDescriptors: 0 });

@@ -189,7 +189,7 @@ describe('the reserved provider and namespace', () => {
     const providerId = flowProviderId(scope);
     await expect(discoverServer(context, scope, providerId, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(retireServer(context, scope, providerId, undefined, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
-    await expect(unbindTool(context, scope, { serverId: providerId, toolName: 'refund_order' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(unbindTool(context, scope, { serverId: providerId, toolName: 'refund_order', capability: 'tool' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(bindTool(context, scope, { ...bind({}), serverId: providerId, toolName: 'refund_order' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(grantAuthenticationException(context, scope, { serverId: providerId, reason: 'x', expiresAt: '2026-12-01T00:00:00.000Z' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await getDescriptor(context, scope, { toolId: 'flows.orders.refund' })).toMatchObject({ active: true });

@@ -34,8 +34,8 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
     serverInfo: found.serverInfo,
     tools: tools.map((tool) => [tool.name, tool.definitionHash]),
     ...(refusedTools.length === 0 ? {} : { refusedTools: refusedTools.map((tool) => tool.name) }),
-    resources: resources.map((resource) => [resource.uri, resource.definitionHash]),
-    prompts: prompts.map((prompt) => [prompt.name, prompt.definitionHash]),
+    resources: resources.map((resource) => [resource.uri, resource.definitionHash ?? null]),
+    prompts: prompts.map((prompt) => [prompt.name, prompt.definitionHash ?? null]),
   });
   const parsed = McpCapabilitiesSnapshot.safeParse({
     protocolVersion: found.protocolVersion,
