@@ -453,7 +453,7 @@ export async function registerServer(
   return serverId;
 }
 
-/** Waits until the adapter's read model knows every one of `toolIds` (offered to the agent or hidden from it). */
+/** Waits until the adapter's read model knows every one of `toolIds` (tools, resources or prompts; offered to the agent or hidden from it). */
 export async function waitForTools(platform: Platform, toolIds: readonly string[]): Promise<void> {
   await waitFor(
     `the adapter to know ${toolIds.join(', ')}`,
@@ -465,7 +465,12 @@ export async function waitForTools(platform: Platform, toolIds: readonly string[
         body: { contextToken: await platform.agentToken(), explain: true },
         timeoutMs: 10_000,
       });
-      const known = new Set([...set.tools.map((tool) => tool.toolId), ...(set.hidden ?? []).map((tool) => tool.toolId)]);
+      const known = new Set([
+        ...set.tools.map((tool) => tool.toolId),
+        ...(set.resources ?? []).map((resource) => resource.resourceId),
+        ...(set.prompts ?? []).map((prompt) => prompt.promptId),
+        ...(set.hidden ?? []).map((tool) => tool.toolId),
+      ]);
       return toolIds.every((toolId) => known.has(toolId));
     },
     60_000,
