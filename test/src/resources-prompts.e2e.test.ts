@@ -65,7 +65,7 @@ describe('a bound resource', () => {
       expect(contents[0]).toMatchObject({ uri: architecture, mimeType: 'text/markdown' });
       expect(contents[0]?.text).toContain('Architecture');
       expect(result.provenance).toBe('untrusted-tool-data');
-      expect(result.receipt).toMatchObject({ state: 'Observed', toolId: 'everything.architecture', effectiveClass: 'READ' });
+      expect(result.receipt).toMatchObject({ state: 'Observed', toolId: 'everything.architecture', sideEffectClass: 'READ' });
       expect(verifyReceipt(result.receipt, platform.receiptKeys)).toMatchObject({ valid: true });
       const seen = await waitFor('the read’s terminal event', () => {
         const mine = events.events.filter((event) => 'toolId' in event.metadata && event.metadata.toolId === 'everything.architecture');
