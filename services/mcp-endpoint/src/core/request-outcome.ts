@@ -4,7 +4,18 @@
 import { ErrorCode, mcpMetaKeys, type ErrorCode as TaxonomyCode } from '@toolplane/contracts';
 
 /** The methods counted by name; any other (a client's typo, a method this endpoint does not serve) is `other`. */
-export const mcpMethodLabels = ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized', 'notifications/cancelled'] as const;
+export const mcpMethodLabels = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'notifications/initialized',
+  'notifications/cancelled',
+] as const;
 export type McpMethodLabel = (typeof mcpMethodLabels)[number] | 'other';
 
 /** How a message was answered: ok, or the taxonomy code of its failure (a closed set). */

@@ -6,7 +6,8 @@ describe('labelling JSON-RPC messages for the request counter', () => {
   it('names the methods of the closed list and folds every other into other', () => {
     expect(methodLabel('tools/call')).toBe('tools/call');
     expect(methodLabel('notifications/initialized')).toBe('notifications/initialized');
-    expect(methodLabel('resources/list')).toBe('other');
+    expect(methodLabel('resources/read')).toBe('resources/read');
+    expect(methodLabel('completion/complete')).toBe('other');
     expect(methodLabel('tools/call\u0000x')).toBe('other');
     expect(methodLabel(42)).toBe('other');
   });
