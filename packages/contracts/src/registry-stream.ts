@@ -3,7 +3,7 @@ import { kvKeyToken, descriptorKey } from './descriptor-read-model.js';
 import { MAX_MESSAGE_BYTES } from './limits.js';
 import { McpServerState, McpToolName } from './mcp.js';
 import { McpCapabilitiesSnapshot, McpServer } from './mcp-server-document.js';
-import { PrincipalId, IsoDateTime, Sha256Hex, ToolId, ToolVersion, Uuid, type Scope } from './primitives.js';
+import { ExternalId, PrincipalId, IsoDateTime, Sha256Hex, ToolId, ToolVersion, Uuid, type Scope } from './primitives.js';
 import { DescriptorRetirementReason, InFlightPolicy } from './registry-events.js';
 import { Release } from './release-document.js';
 import type { StreamDefinition } from './streams.js';
@@ -126,13 +126,14 @@ export type ServerNameRecord = z.infer<typeof ServerNameRecord>;
 
 /**
  * What happened to a release, as the registry records it. `ReleaseServerRecorded`: a server was registered with it,
- * recorded before the server is: where a deprecation or revocation finds every descriptor of the release.
+ * recorded before the server is: where a deprecation or revocation finds every descriptor of the release. Every
+ * event names its release, so a listing folds a workspace's releases from their appends alone.
  */
 export const ReleaseRecord = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ReleasePublished'), release: Release, ...recordedBy }),
-  z.object({ type: z.literal('ReleaseServerRecorded'), serverId: Uuid, at: IsoDateTime, ...recordedBy }),
-  z.object({ type: z.literal('ReleaseDeprecated'), inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
-  z.object({ type: z.literal('ReleaseRevoked'), inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseServerRecorded'), releaseId: ExternalId, serverId: Uuid, at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseDeprecated'), releaseId: ExternalId, inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseRevoked'), releaseId: ExternalId, inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
 ]);
 export type ReleaseRecord = z.infer<typeof ReleaseRecord>;
 
