@@ -9,6 +9,7 @@ import { invokeCommands } from './commands/invoke.js';
 import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
 import { receiptsCommands } from './commands/receipts.js';
+import { releasesCommands } from './commands/releases.js';
 import { runsCommands } from './commands/runs.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
@@ -24,6 +25,7 @@ export const commandGroups: readonly CommandGroup[] = [
   policiesCommands,
   projectorCommands,
   receiptsCommands,
+  releasesCommands,
   runsCommands,
   serversCommands,
   toolsCommands,
