@@ -10,6 +10,7 @@ import { policiesCommands } from './commands/policies.js';
 import { projectorCommands } from './commands/projector.js';
 import { readsCommands } from './commands/reads.js';
 import { receiptsCommands } from './commands/receipts.js';
+import { releasesCommands } from './commands/releases.js';
 import { runsCommands } from './commands/runs.js';
 import { serversCommands } from './commands/servers.js';
 import { toolsCommands } from './commands/tools.js';
@@ -26,6 +27,7 @@ export const commandGroups: readonly CommandGroup[] = [
   projectorCommands,
   readsCommands,
   receiptsCommands,
+  releasesCommands,
   runsCommands,
   serversCommands,
   toolsCommands,

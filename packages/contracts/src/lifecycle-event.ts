@@ -16,6 +16,9 @@ import {
   McpServerRegistered,
   McpServerStateChanged,
   McpToolDefinitionChanged,
+  ReleaseDeprecated,
+  ReleasePublished,
+  ReleaseRevoked,
   ToolDescriptorActivated,
   ToolDescriptorRetired,
 } from './registry-events.js';
@@ -48,6 +51,9 @@ export const RegistryEvent = z.discriminatedUnion('type', [
   McpToolDefinitionChanged,
   ToolDescriptorActivated,
   ToolDescriptorRetired,
+  ReleasePublished,
+  ReleaseDeprecated,
+  ReleaseRevoked,
 ]);
 export type RegistryEvent = z.infer<typeof RegistryEvent>;
 

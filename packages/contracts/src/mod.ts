@@ -274,23 +274,33 @@ export {
 } from './primitives.js';
 export {
   DescriptorRetirementReason,
+  InFlightPolicy,
   McpCapabilitiesDiscovered,
   McpServerRegistered,
   McpServerStateChanged,
   McpToolDefinitionChanged,
+  ReleaseDeprecated,
+  ReleasePublished,
+  ReleaseRevoked,
   ToolDescriptorActivated,
   ToolDescriptorRetired,
 } from './registry-events.js';
+export { Release, ReleaseState } from './release-document.js';
 export {
   BindPromptRequest,
   BindResourceRequest,
   BindToolReply,
   BindToolRequest,
+  ChangeReleaseReply,
+  ChangeReleaseRequest,
   DiscoverServerReply,
   DiscoveredToolView,
   GetDescriptorReply,
   GetDescriptorRequest,
+  GetReleaseRequest,
   GrantAuthenticationExceptionRequest,
+  ListReleasesReply,
+  ListReleasesRequest,
   ListServersReply,
   ListServersRequest,
   ListToolsReply,
@@ -298,8 +308,11 @@ export {
   McpServerSummary,
   PublishFlowToolReply,
   PublishFlowToolRequest,
+  PublishReleaseReply,
+  PublishReleaseRequest,
   RegisterServerReply,
   RegisterServerRequest,
+  ReleaseReply,
   RetireFlowToolReply,
   RetireFlowToolRequest,
   RetireServerReply,
@@ -314,7 +327,22 @@ export {
   registryOperations,
 } from './registry-commands.js';
 export { replyEnvelope, type ReplyEnvelope } from './reply.js';
-export { McpServerRecord, RegistryAggregateKind, ServerNameRecord, ToolDescriptorRecord, WatchLease, descriptorStreamId, parseRegistrySubject, registryStream, registrySubject, registryWatchBucket, serverNameStreamId, serverStreamId } from './registry-stream.js';
+export {
+  McpServerRecord,
+  RegistryAggregateKind,
+  ReleaseRecord,
+  ServerNameRecord,
+  ToolDescriptorRecord,
+  WatchLease,
+  descriptorStreamId,
+  parseRegistrySubject,
+  registryStream,
+  registrySubject,
+  registryWatchBucket,
+  releaseStreamId,
+  serverNameStreamId,
+  serverStreamId,
+} from './registry-stream.js';
 export { SecretLeaseDenied, SecretLeased } from './secret-events.js';
 export { EncryptedEnvelope, SealedBox, SealingKeyId } from './sealed-secrets.js';
 export {

@@ -235,6 +235,8 @@ export const PolicyReasonCode = z.enum([
   'APPROVAL_REQUIRED_FOR_COMMAND',
   'APPROVAL_REQUIRED_BY_TOOL',
   'TOOL_INACTIVE',
+  /** The tool's release was deprecated or revoked: its descriptor was retired with it. */
+  'RELEASE_NOT_PUBLISHED',
   'TOOL_UNHEALTHY',
   'TOOL_VERSION_SUPERSEDED',
   'SCHEMA_UNUSABLE',

@@ -4,7 +4,8 @@ import { McpAuthentication, McpDirection, McpServerName, McpServerState, McpTool
 import { McpServer, McpServerSetting } from './mcp-server-document.js';
 import { PublicationConflict } from './policy.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
-import { DescriptorRetirementReason } from './registry-events.js';
+import { DescriptorRetirementReason, InFlightPolicy } from './registry-events.js';
+import { Release, ReleaseState } from './release-document.js';
 import { SandboxProfileRequest } from './sandbox.js';
 import { KnowledgeScope, PromptTarget, RateLimit, RetryPolicy, ToolDescriptor } from './tool-descriptor-document.js';
 
@@ -31,6 +32,11 @@ export const registryOperations = {
   getDescriptor: 'getDescriptor',
   publishFlowTool: 'publishFlowTool',
   retireFlowTool: 'retireFlowTool',
+  publishRelease: 'publishRelease',
+  deprecateRelease: 'deprecateRelease',
+  revokeRelease: 'revokeRelease',
+  getRelease: 'getRelease',
+  listReleases: 'listReleases',
 } as const;
 
 /** Registers an MCP server (state Registered): exactly one of `stdio` and `endpointUrl`. */
@@ -56,6 +62,7 @@ export const RegisterServerRequest = z
     /** The connection whose credential authenticates Toolplane to the server (OAuth2 client, workload identity). */
     connectionRef: ConnectionRef.optional(),
     governancePolicyRef: ExternalId.default('default'),
+    /** The release the server belongs to: it must be Published (toolplane releases publish). */
     releaseId: ExternalId.optional(),
     actor: Actor,
   })
@@ -322,6 +329,46 @@ export type RetireFlowToolRequest = z.infer<typeof RetireFlowToolRequest>;
 export const RetireFlowToolReply = z.strictObject({ descriptor: ToolDescriptor.optional() });
 export type RetireFlowToolReply = z.infer<typeof RetireFlowToolReply>;
 
+/** Publishes a release of the workspace (Published); publishing a Published release again changes nothing. */
+export const PublishReleaseRequest = z.strictObject({ releaseId: ExternalId, actor: Actor });
+export type PublishReleaseRequest = z.infer<typeof PublishReleaseRequest>;
+
+/** The release as published (or as it was already: `created` false). */
+export const PublishReleaseReply = z.strictObject({ release: Release, created: z.boolean() });
+export type PublishReleaseReply = z.infer<typeof PublishReleaseReply>;
+
+/**
+ * Deprecates (from Published) or revokes (from Published or Deprecated) a release: every active descriptor of it in
+ * the workspace is retired (ReleaseDeprecated, ReleaseRevoked). `inFlight` defaults to FINISH for a deprecation and
+ * CANCEL_PENDING for a revocation. The same change again completes a retirement that was interrupted.
+ */
+export const ChangeReleaseRequest = z.strictObject({ releaseId: ExternalId, inFlight: InFlightPolicy.optional(), reason: boundedText(1024).optional(), actor: Actor });
+export type ChangeReleaseRequest = z.infer<typeof ChangeReleaseRequest>;
+
+/** The release after the change, and how many descriptors this change retired. */
+export const ChangeReleaseReply = z.strictObject({ release: Release, retiredDescriptors: z.number().int().nonnegative() });
+export type ChangeReleaseReply = z.infer<typeof ChangeReleaseReply>;
+
+/** Names one release of the workspace. */
+export const GetReleaseRequest = z.strictObject({ releaseId: ExternalId });
+export type GetReleaseRequest = z.infer<typeof GetReleaseRequest>;
+
+/** One release. */
+export const ReleaseReply = z.strictObject({ release: Release });
+export type ReleaseReply = z.infer<typeof ReleaseReply>;
+
+/** Lists the workspace's releases by id, a page at a time. */
+export const ListReleasesRequest = z.strictObject({
+  state: ReleaseState.optional(),
+  limit: z.number().int().min(1).max(500).default(100),
+  after: z.string().max(1024).optional(),
+});
+export type ListReleasesRequest = z.infer<typeof ListReleasesRequest>;
+
+/** A page of releases and the cursor of the next one. */
+export const ListReleasesReply = z.strictObject({ releases: z.array(Release), next: z.string().nullable() });
+export type ListReleasesReply = z.infer<typeof ListReleasesReply>;
+
 /** Each operation's request and reply contract, for callers (`call(service, operation, schemas, body)`) and the registry. */
 export const registryCommandSchemas = {
   register: { request: RegisterServerRequest, reply: RegisterServerReply },
@@ -338,4 +385,9 @@ export const registryCommandSchemas = {
   getDescriptor: { request: GetDescriptorRequest, reply: GetDescriptorReply },
   publishFlowTool: { request: PublishFlowToolRequest, reply: PublishFlowToolReply },
   retireFlowTool: { request: RetireFlowToolRequest, reply: RetireFlowToolReply },
+  publishRelease: { request: PublishReleaseRequest, reply: PublishReleaseReply },
+  deprecateRelease: { request: ChangeReleaseRequest, reply: ChangeReleaseReply },
+  revokeRelease: { request: ChangeReleaseRequest, reply: ChangeReleaseReply },
+  getRelease: { request: GetReleaseRequest, reply: ReleaseReply },
+  listReleases: { request: ListReleasesRequest, reply: ListReleasesReply },
 } as const satisfies Record<keyof typeof registryOperations, { request: z.ZodType; reply: z.ZodType }>;

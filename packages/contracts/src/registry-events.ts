@@ -94,14 +94,47 @@ export type ToolDescriptorActivated = z.infer<typeof ToolDescriptorActivated>;
  * Why a descriptor stopped being invocable. Disabled: a flow tool published from a disabled ToolDefinition (listed,
  * not callable); Retired: a flow tool whose ToolDefinition was deleted.
  */
-export const DescriptorRetirementReason = z.enum(['Unbound', 'DefinitionChanged', 'ToolRemoved', 'ServerRetired', 'Superseded', 'Disabled', 'Retired']);
+export const DescriptorRetirementReason = z.enum(['Unbound', 'DefinitionChanged', 'ToolRemoved', 'ServerRetired', 'Superseded', 'Disabled', 'Retired', 'ReleaseDeprecated', 'ReleaseRevoked']);
 export type DescriptorRetirementReason = z.infer<typeof DescriptorRetirementReason>;
 
-/** A tool version stopped being invocable; in-flight and pending calls of it are refused from now on. */
+/**
+ * What a release's deprecation or revocation does to the calls of its tools already accepted: FINISH lets them end
+ * as they would have (a call parked for approval may still be approved and run); CANCEL_PENDING ends those not yet
+ * executing (a parked call's approval is void) and lets only those already executing finish.
+ */
+export const InFlightPolicy = z.enum(['FINISH', 'CANCEL_PENDING']);
+export type InFlightPolicy = z.infer<typeof InFlightPolicy>;
+
+/**
+ * A tool version stopped being invocable: new calls of it are refused. Calls already accepted are refused too, unless
+ * a release retired it with `inFlight` FINISH.
+ */
 export const ToolDescriptorRetired = defineEvent(
   'ToolDescriptorRetired',
   EventMetadata,
-  z.strictObject({ toolId: ToolId, toolVersion: ToolVersion, reason: DescriptorRetirementReason }),
+  z.strictObject({
+    toolId: ToolId,
+    toolVersion: ToolVersion,
+    reason: DescriptorRetirementReason,
+    /** The release whose deprecation or revocation retired it. */
+    releaseId: ExternalId.optional(),
+    /** The in-flight policy of that release change (only on ReleaseDeprecated and ReleaseRevoked). */
+    inFlight: InFlightPolicy.optional(),
+  }),
   'A tool version stopped being invocable.',
 );
 export type ToolDescriptorRetired = z.infer<typeof ToolDescriptorRetired>;
+
+/** A release was published: servers may be registered with it, and their tools bound. */
+export const ReleasePublished = defineEvent('ReleasePublished', EventMetadata, z.strictObject({ releaseId: ExternalId, version: z.number().int().positive() }), 'A release was published.');
+export type ReleasePublished = z.infer<typeof ReleasePublished>;
+
+const ReleaseChange = z.strictObject({ releaseId: ExternalId, inFlight: InFlightPolicy, reason: boundedText(1024).optional(), version: z.number().int().positive() });
+
+/** A release was deprecated: its tools are retired (ReleaseDeprecated), with the in-flight policy named. */
+export const ReleaseDeprecated = defineEvent('ReleaseDeprecated', EventMetadata, ReleaseChange, 'A release was deprecated; its tools are retired.');
+export type ReleaseDeprecated = z.infer<typeof ReleaseDeprecated>;
+
+/** A release was revoked (final): its tools are retired (ReleaseRevoked), with the in-flight policy named. */
+export const ReleaseRevoked = defineEvent('ReleaseRevoked', EventMetadata, ReleaseChange, 'A release was revoked; its tools are retired.');
+export type ReleaseRevoked = z.infer<typeof ReleaseRevoked>;

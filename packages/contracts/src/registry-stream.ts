@@ -3,8 +3,9 @@ import { kvKeyToken, descriptorKey } from './descriptor-read-model.js';
 import { MAX_MESSAGE_BYTES } from './limits.js';
 import { McpServerState, McpToolName } from './mcp.js';
 import { McpCapabilitiesSnapshot, McpServer } from './mcp-server-document.js';
-import { PrincipalId, IsoDateTime, Sha256Hex, ToolId, ToolVersion, Uuid, type Scope } from './primitives.js';
-import { DescriptorRetirementReason } from './registry-events.js';
+import { ExternalId, PrincipalId, IsoDateTime, Sha256Hex, ToolId, ToolVersion, Uuid, type Scope } from './primitives.js';
+import { DescriptorRetirementReason, InFlightPolicy } from './registry-events.js';
+import { Release } from './release-document.js';
 import type { StreamDefinition } from './streams.js';
 import { ToolDescriptor } from './tool-descriptor-document.js';
 
@@ -15,6 +16,7 @@ import { ToolDescriptor } from './tool-descriptor-document.js';
 //   tp.v1.registry.server.{tenant}.{workspace}.{serverId}
 //   tp.v1.registry.descriptor.{tenant}.{workspace}.{b64url(toolId)}.{b64url(toolVersion)}
 //   tp.v1.registry.name.{tenant}.{workspace}.{b64url(name)}
+//   tp.v1.registry.release.{tenant}.{workspace}.{b64url(releaseId)}
 
 const REGISTRY_SUBJECT_PREFIX = 'tp.v1.registry';
 
@@ -34,7 +36,7 @@ export const registryStream = {
 } as const satisfies StreamDefinition;
 
 /** The kinds of aggregate the registry stream holds, as the second token of their subjects. */
-export const RegistryAggregateKind = z.enum(['server', 'descriptor', 'name']);
+export const RegistryAggregateKind = z.enum(['server', 'descriptor', 'name', 'release']);
 export type RegistryAggregateKind = z.infer<typeof RegistryAggregateKind>;
 
 /** The stream id (subject tail) of a server aggregate. */
@@ -50,6 +52,11 @@ export function descriptorStreamId(scope: Scope, toolId: string, toolVersion: st
 /** The stream id (subject tail) of the aggregate that keeps a live server name unique in its workspace. */
 export function serverNameStreamId(scope: Scope, name: string): string {
   return `${scope.tenant}.${scope.workspace}.${kvKeyToken(name)}`;
+}
+
+/** The stream id (subject tail) of a release aggregate. */
+export function releaseStreamId(scope: Scope, releaseId: string): string {
+  return `${scope.tenant}.${scope.workspace}.${kvKeyToken(releaseId)}`;
 }
 
 /** The subject of a registry aggregate. */
@@ -106,7 +113,7 @@ export const ToolDescriptorRecord = z.discriminatedUnion('type', [
     at: IsoDateTime,
     ...recordedBy,
   }),
-  z.object({ type: z.literal('DescriptorRetired'), reason: DescriptorRetirementReason, at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('DescriptorRetired'), reason: DescriptorRetirementReason, inFlight: InFlightPolicy.optional(), at: IsoDateTime, ...recordedBy }),
   z.object({ type: z.literal('DescriptorHealthChanged'), healthy: z.boolean(), at: IsoDateTime, ...recordedBy }),
 ]);
 export type ToolDescriptorRecord = z.infer<typeof ToolDescriptorRecord>;
@@ -116,6 +123,19 @@ export const ServerNameRecord = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ServerNameClaimed'), serverId: Uuid, registrationHash: Sha256Hex, at: IsoDateTime, ...recordedBy }),
 ]);
 export type ServerNameRecord = z.infer<typeof ServerNameRecord>;
+
+/**
+ * What happened to a release, as the registry records it. `ReleaseServerRecorded`: a server was registered with it,
+ * recorded before the server is: where a deprecation or revocation finds every descriptor of the release. Every
+ * event names its release, so a listing folds a workspace's releases from their appends alone.
+ */
+export const ReleaseRecord = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ReleasePublished'), release: Release, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseServerRecorded'), releaseId: ExternalId, serverId: Uuid, at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseDeprecated'), releaseId: ExternalId, inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
+  z.object({ type: z.literal('ReleaseRevoked'), releaseId: ExternalId, inFlight: InFlightPolicy, reason: z.string().max(1024).optional(), at: IsoDateTime, ...recordedBy }),
+]);
+export type ReleaseRecord = z.infer<typeof ReleaseRecord>;
 
 /** The KV bucket of watch leases: which registry replica health-checks which server, until when. */
 export const registryWatchBucket = {

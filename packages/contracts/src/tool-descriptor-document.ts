@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DataClassification, IdempotencySemantics, RiskClass, SandboxKind, SideEffectClass, ToolKind } from './classification.js';
 import { McpToolName } from './mcp.js';
 import { ConnectionRef, ExternalId, IsoDateTime, PrincipalId, Sha256Hex, TenantId, ToolId, ToolVersion, Uuid, WorkspaceId } from './primitives.js';
-import { DescriptorRetirementReason } from './registry-events.js';
+import { DescriptorRetirementReason, InFlightPolicy } from './registry-events.js';
 
 const Name = z.string().regex(/^[!-~]{1,128}$/);
 
@@ -107,6 +107,8 @@ export const ToolDescriptor = z.object({
   active: z.boolean(),
   /** Why the descriptor is not active, when it is not. */
   inactiveReason: DescriptorRetirementReason.optional(),
+  /** The in-flight policy of the release change that retired it (ReleaseDeprecated, ReleaseRevoked). */
+  inFlight: InFlightPolicy.optional(),
   boundBy: PrincipalId,
   boundAt: IsoDateTime,
   updatedAt: IsoDateTime,

@@ -115,6 +115,9 @@ export const sampleEvents = {
     metadata: baseMetadata,
   },
   ToolDescriptorRetired: { type: 'ToolDescriptorRetired', data: { toolId: 'github.create_issue', toolVersion: '1.0.0', reason: 'DefinitionChanged' }, metadata: baseMetadata },
+  ReleasePublished: { type: 'ReleasePublished', data: { releaseId: 'payments-2026.03', version: 1 }, metadata: baseMetadata },
+  ReleaseDeprecated: { type: 'ReleaseDeprecated', data: { releaseId: 'payments-2026.03', inFlight: 'FINISH', reason: 'superseded by 2026.04', version: 3 }, metadata: baseMetadata },
+  ReleaseRevoked: { type: 'ReleaseRevoked', data: { releaseId: 'payments-2026.03', inFlight: 'CANCEL_PENDING', version: 4 }, metadata: baseMetadata },
   SecretLeased: {
     type: 'SecretLeased',
     data: { leaseId: ids.lease, connectionRef: 'github-app', invocationId: ids.invocation, toolId: 'github.create_issue', leasedTo: 'svc:tool-adapter', expiresAt: '2026-11-29T17:05:00.000Z' },

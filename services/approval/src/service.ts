@@ -1,7 +1,20 @@
-import { ApprovalRequested, ApprovalStreamEvent, RegistryEvent, TrustedKeysSetting, approvalStream, approvalStreamSubject, deadLetterSubject, eventFilter, streams } from '@toolplane/contracts';
+import {
+  ApprovalRequested,
+  ApprovalStreamEvent,
+  RegistryEvent,
+  ToolDescriptor,
+  TrustedKeysSetting,
+  approvalStream,
+  approvalStreamSubject,
+  deadLetterSubject,
+  descriptorBucketSettings,
+  descriptorKey,
+  eventFilter,
+  streams,
+} from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
 import { jetStreamEventStore, storedAppendSchema } from '@toolplane/event-store';
-import { consume } from '@toolplane/messaging';
+import { consume, openKv } from '@toolplane/messaging';
 import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, serviceMetrics, type ServiceDefinition } from '@toolplane/service-kit';
 import { approvalMetrics } from './adapters/approval-metrics.js';
 import { projectApproval } from './adapters/approval-projector.js';
@@ -97,7 +110,17 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
     const events = jetStreamEventStore(messaging, { stream: approvalStream.name, subjectOf: approvalStreamSubject, schema: ApprovalStreamEvent });
     const readModel = store.collection(approvals);
     const metrics = approvalMetrics(serviceMetrics(context.metrics), { approvals: readModel, signal, logger: logger.child({ component: 'metrics' }) });
-    const runtime: ApprovalRuntime = { events, approvals: readModel, messaging, clock: () => new Date(), logger, onDecided: metrics.decided };
+    // The registry's descriptor read model (open to every service): an approval requested for a retired version is void.
+    const descriptors = await openKv(messaging, descriptorBucketSettings, ToolDescriptor, { signal });
+    const runtime: ApprovalRuntime = {
+      events,
+      approvals: readModel,
+      messaging,
+      clock: () => new Date(),
+      logger,
+      onDecided: metrics.decided,
+      descriptorOf: async (scope, toolId, toolVersion, readSignal) => (await descriptors.get(descriptorKey(scope, toolId, toolVersion), readSignal === undefined ? {} : { signal: readSignal }))?.value,
+    };
     const trustedKeys = config.TOOLPLANE_TRUSTED_KEYS ?? {};
     if (Object.keys(trustedKeys).length === 0) logger.warn('TOOLPLANE_TRUSTED_KEYS names no tenant: every operator token will be refused');
     const verifier = createTokenVerifier(trustedKeys, { clock: runtime.clock, clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });

@@ -15,6 +15,7 @@ import type { RegistryContext } from './app/registry-context.js';
 import { discoverServer, getServer, grantAuthenticationException, registerServer, retireServer } from './app/server-commands.js';
 import { publishFlowTool, retireFlowTool } from './app/flow-tool-commands.js';
 import { bindPrompt, bindResource, bindTool, unbindTool } from './app/tool-commands.js';
+import { deprecateRelease, getRelease, listReleases, publishRelease, revokeRelease } from './app/release-commands.js';
 
 // Humans authenticate with an operator token of the subject's scope (`Authorization: Bearer …`, never logged); the
 // token's principal is what the registry records, whatever a body says. `getServer` is the tool adapter's: NATS
@@ -90,6 +91,12 @@ export const registryHandlers = [
   forOperators(registryOperations.getDescriptor, registryCommandSchemas.getDescriptor, anyOperator, async (c, s, r, _actor, signal) => ({
     descriptor: await getDescriptor(c, s, r, signal),
   })),
+  // Releases gate which servers' tools are usable: publishing, deprecating and revoking them is policy administration.
+  forOperators(registryOperations.publishRelease, registryCommandSchemas.publishRelease, policyAdmin, publishRelease),
+  forOperators(registryOperations.deprecateRelease, registryCommandSchemas.deprecateRelease, policyAdmin, deprecateRelease),
+  forOperators(registryOperations.revokeRelease, registryCommandSchemas.revokeRelease, policyAdmin, revokeRelease),
+  forOperators(registryOperations.getRelease, registryCommandSchemas.getRelease, anyOperator, async (c, s, r, _actor, signal) => ({ release: await getRelease(c, s, r.releaseId, signal) })),
+  forOperators(registryOperations.listReleases, registryCommandSchemas.listReleases, anyOperator, (c, s, r, _actor, signal) => listReleases(c, s, r, signal)),
 ] as const;
 
 /** Serves every operation in the registry's queue group; the scope of each request is taken from its subject. */

@@ -7,7 +7,7 @@ import { registryHandlers } from './handlers.js';
 // Who may ask what, as the handlers declare it, and what a registry without trusted keys answers.
 
 describe('registry access', () => {
-  it('changes need policy-admin, an authentication exception platform-admin, reads any operator, getServer no token', () => {
+  it('changes (releases too) need policy-admin, an authentication exception platform-admin, reads any operator, getServer no token', () => {
     expect(Object.fromEntries(registryHandlers.map((handler) => [handler.operation, handler.access]))).toEqual({
       [registryOperations.register]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.discover]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
@@ -23,6 +23,11 @@ describe('registry access', () => {
       [registryOperations.getDescriptor]: { kind: 'operator' },
       [registryOperations.publishFlowTool]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
       [registryOperations.retireFlowTool]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.publishRelease]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.deprecateRelease]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.revokeRelease]: { kind: 'operator', role: POLICY_ADMIN_ROLE },
+      [registryOperations.getRelease]: { kind: 'operator' },
+      [registryOperations.listReleases]: { kind: 'operator' },
     });
   });
 

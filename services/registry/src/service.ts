@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import {
   McpServerRecord,
+  ReleaseRecord,
   ServerNameRecord,
   ToolDescriptorRecord,
   TrustedKeysSetting,
@@ -13,7 +14,7 @@ import {
   streams,
 } from '@toolplane/contracts';
 import { createTokenVerifier } from '@toolplane/auth';
-import { jetStreamEventStore } from '@toolplane/event-store';
+import { jetStreamEventStore, readAppendsMatching } from '@toolplane/event-store';
 import { openKv } from '@toolplane/messaging';
 import { baseServiceConfig, millisecondsSetting, type ServiceDefinition } from '@toolplane/service-kit';
 import { lifecyclePublisher } from './adapters/lifecycle-publisher.js';
@@ -96,10 +97,17 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
     });
     onShutdown('mcp', () => mcp.close());
     const publishLog = logger.child({ component: 'publication' });
-    const store = <S extends Parameters<typeof jetStreamEventStore>[1]['schema']>(kind: 'server' | 'descriptor' | 'name', schema: S) =>
+    const store = <S extends Parameters<typeof jetStreamEventStore>[1]['schema']>(kind: 'server' | 'descriptor' | 'name' | 'release', schema: S) =>
       jetStreamEventStore(messaging, { stream: registryStream.name, subjectOf: (streamId) => registrySubject(kind, streamId), schema });
     const context: RegistryContext = {
-      stores: { servers: store('server', McpServerRecord), descriptors: store('descriptor', ToolDescriptorRecord), names: store('name', ServerNameRecord) },
+      stores: {
+        servers: store('server', McpServerRecord),
+        descriptors: store('descriptor', ToolDescriptorRecord),
+        names: store('name', ServerNameRecord),
+        releases: store('release', ReleaseRecord),
+        releaseAppends: (scope, readSignal) =>
+          readAppendsMatching(messaging, { stream: registryStream.name, filter: registrySubject('release', `${scope.tenant}.${scope.workspace}.*`), schema: ReleaseRecord, ...(readSignal === undefined ? {} : { signal: readSignal }) }),
+      },
       readModels: { servers: service.store.collection(mcpServers), descriptors: service.store.collection(toolDescriptors) },
       readModelsCaughtUp: readModelCatchUp(messaging, registryStream.name, readModelConsumer.durableName, readModelCatchUpMs),
       mcp,

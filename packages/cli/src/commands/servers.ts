@@ -110,6 +110,7 @@ interface RegisterOptions extends TokenOptions {
   readonly headerConnection: readonly string[];
   readonly connection?: string;
   readonly policy?: string;
+  readonly release?: string;
   readonly published?: boolean;
   readonly sandboxNetwork?: string;
   readonly sandboxMount?: readonly string[];
@@ -167,6 +168,7 @@ export function registerRequest(options: RegisterOptions): z.input<typeof Regist
     ...(options.auth === undefined ? {} : { authentication: options.auth }),
     ...(options.connection === undefined ? {} : { connectionRef: options.connection }),
     ...(options.policy === undefined ? {} : { governancePolicyRef: options.policy }),
+    ...(options.release === undefined ? {} : { releaseId: options.release }),
   };
 }
 
@@ -189,6 +191,7 @@ export function serverFields(server: McpServer): string {
     ['connection', server.connectionRef],
     ['exception', server.authenticationException === undefined ? undefined : `until ${server.authenticationException.expiresAt} by ${server.authenticationException.grantedBy}`],
     ['policy', server.governancePolicyRef],
+    ['release', server.releaseId],
     [
       'sandbox',
       server.transport !== 'Stdio'
@@ -242,6 +245,7 @@ export const serversCommands: CommandGroup = (program, context) => {
     .option('--header-connection <NAME=CONNECTION>', 'a request header whose value a connection supplies (repeatable)', collect, [])
     .option('--connection <ref>', 'the connection holding the credential for oauth2 or workload authentication')
     .option('--policy <ref>', 'the governance policy applied to every call through it (default: default)')
+    .option('--release <id>', 'the Published release the server belongs to (toolplane releases publish); its tools are usable only while it is Published')
     .option('--published', 'the server publishes Toolplane tools (default: consumed)')
     .option('--sandbox-network <mode>', 'a stdio server\'s network: none (default: loopback only) or host (recorded as approved by you)')
     .option('--sandbox-mount <PATH>', 'a host path a stdio server may read (repeatable)', collect, [])

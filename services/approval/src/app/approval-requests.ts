@@ -2,6 +2,7 @@
 import { scopeOfSubject, type ApprovalRequested } from '@toolplane/contracts';
 import type { DeliveryContext } from '@toolplane/messaging';
 import { openingOf } from '../core/approval-decider.js';
+import type { Approval } from '@toolplane/contracts';
 import { runCommand, type ApprovalRuntime } from './approval-runtime.js';
 
 /**
@@ -14,10 +15,25 @@ export async function onApprovalRequested(runtime: ApprovalRuntime, event: Appro
   const { approval, changed } = await runCommand(runtime, opened.data.approvalId, { type: 'OpenApproval', data: { opened } }, delivery.signal);
   if (changed) {
     runtime.logger.info({ approvalId: approval.approvalId, tenant: approval.tenant, workspace: approval.workspace, toolId: approval.toolId }, 'approval requested');
+    await voidIfRetired(runtime, approval, delivery.signal);
     return;
   }
   if (approval.requestHash !== opened.data.requestHash || approval.toolVersion !== opened.data.toolVersion || approval.tenant !== opened.data.tenant || approval.workspace !== opened.data.workspace) {
     // The first request under this id stays authoritative: a different binding needs a new approval id.
     runtime.logger.warn({ approvalId: approval.approvalId }, 'ApprovalRequested reuses an approval id with a different binding; ignored');
   }
+}
+
+/**
+ * Voids an approval just opened for a tool version that is no longer invocable: its retirement may have been handled
+ * (its approvals voided) before this request arrived. A release retired with in-flight policy FINISH keeps it.
+ */
+async function voidIfRetired(runtime: ApprovalRuntime, approval: Approval, signal: AbortSignal): Promise<void> {
+  if (runtime.descriptorOf === undefined) return;
+  const scope = { tenant: approval.tenant, workspace: approval.workspace };
+  const descriptor = await runtime.descriptorOf(scope, approval.toolId, approval.toolVersion, signal);
+  if (descriptor === undefined || descriptor.active || descriptor.inactiveReason === undefined || descriptor.inFlight === 'FINISH') return;
+  const command = { type: 'VoidApproval', data: { reason: descriptor.inactiveReason }, metadata: { approvalId: approval.approvalId, scope, now: runtime.clock() } } as const;
+  const outcome = await runCommand(runtime, approval.approvalId, command, signal);
+  if (outcome.changed) runtime.logger.info({ approvalId: approval.approvalId, toolId: approval.toolId, toolVersion: approval.toolVersion, reason: descriptor.inactiveReason }, 'approval voided: its tool version was retired before it was requested');
 }

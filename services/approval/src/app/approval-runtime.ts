@@ -1,7 +1,7 @@
 // The shell around the Approval decider: every command goes through the one write path (read the approval's stream,
 // decide, append at the version read, decide again after a lost race). Its outcome events are published from the
 // stream by the event relay; MongoDB is only the read model, never read here.
-import { ToolplaneError, type Approval, type ApprovalStreamEvent, type Scope } from '@toolplane/contracts';
+import { ToolplaneError, type Approval, type ApprovalStreamEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
 import { foldEvents, handleCommand, type EventStore } from '@toolplane/event-store';
 import type { Messaging } from '@toolplane/messaging';
 import type { Logger } from '@toolplane/service-kit';
@@ -21,6 +21,11 @@ export interface ApprovalRuntime {
   readonly logger: Logger;
   /** Hears each approval's decision once, from the append that made it (the time-to-decision metric). */
   readonly onDecided: (decision: ApprovalDecision) => void;
+  /**
+   * The tool version as the registry's descriptor read model has it now, if wired: an approval requested for a version
+   * retired before its request arrived (after the retirement's voiding ran) is voided when it opens.
+   */
+  readonly descriptorOf?: ((scope: Scope, toolId: string, toolVersion: string, signal?: AbortSignal) => Promise<ToolDescriptor | undefined>) | undefined;
 }
 
 /** An approval after a command, and whether this command changed it (false: already so, or nothing due). */

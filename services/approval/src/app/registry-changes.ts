@@ -5,7 +5,10 @@ import { findApprovals } from '../adapters/approval-read-model.js';
 import { approvalConsumers } from '../consumers.js';
 import { runCommand, type ApprovalRuntime } from './approval-runtime.js';
 
-/** The tool version a registry event suspends or retires, and why; undefined for events that do neither. */
+/**
+ * The tool version a registry event suspends or retires, and why; undefined for events that do neither, and for a
+ * release's retirement whose in-flight policy is FINISH (calls already accepted, parked ones included, may finish).
+ */
 export function suspendedToolVersion(event: RegistryEvent): { toolId: string; toolVersion: string; reason: DescriptorRetirementReason } | undefined {
   switch (event.type) {
     case 'McpToolDefinitionChanged':
@@ -13,6 +16,7 @@ export function suspendedToolVersion(event: RegistryEvent): { toolId: string; to
       if (event.data.toolId === undefined || event.data.toolVersion === undefined) return undefined;
       return { toolId: event.data.toolId, toolVersion: event.data.toolVersion, reason: event.data.change === 'Changed' ? 'DefinitionChanged' : 'ToolRemoved' };
     case 'ToolDescriptorRetired':
+      if (event.data.inFlight === 'FINISH') return undefined;
       return { toolId: event.data.toolId, toolVersion: event.data.toolVersion, reason: event.data.reason };
     default:
       return undefined;

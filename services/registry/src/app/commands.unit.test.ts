@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BindToolRequest, RegisterServerRequest, ToolplaneError, sha256Hex, type McpServerRecord, type PublicationConflict, type RegistryEvent, type ServerNameRecord, type ToolDescriptor, type ToolDescriptorRecord } from '@toolplane/contracts';
+import { BindToolRequest, RegisterServerRequest, ToolplaneError, sha256Hex, type McpServerRecord, type PublicationConflict, type RegistryEvent, type ReleaseRecord, type ServerNameRecord, type ToolDescriptor, type ToolDescriptorRecord } from '@toolplane/contracts';
 import { inMemoryEventStore } from '@toolplane/event-store';
 import type { McpGateway } from '../adapters/mcp-gateway.js';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
 import type { PolicyChecks, RegistryContext } from './registry-context.js';
 import { discoverServer, getServer, registerServer, retireServer } from './server-commands.js';
+import { deprecateRelease, publishRelease, revokeRelease } from './release-commands.js';
 import { bindTool, unbindTool } from './tool-commands.js';
 
 // The registry's command handlers on in-memory event stores: decisions are read from and appended to the record
@@ -35,7 +36,7 @@ function registry(policies?: PolicyChecks) {
     },
   });
   const context: RegistryContext = {
-    stores: { servers: inMemoryEventStore<McpServerRecord>(), descriptors: inMemoryEventStore<ToolDescriptorRecord>(), names: inMemoryEventStore<ServerNameRecord>() },
+    stores: { servers: inMemoryEventStore<McpServerRecord>(), descriptors: inMemoryEventStore<ToolDescriptorRecord>(), names: inMemoryEventStore<ServerNameRecord>(), releases: inMemoryEventStore<ReleaseRecord>(), releaseAppends: () => Promise.resolve([]) },
     readModels: untouchable,
     readModelsCaughtUp: () => Promise.resolve(),
     mcp: mcp as McpGateway,
@@ -187,5 +188,59 @@ describe('the tool adapter’s policy checks at registration and bind', () => {
     expect((await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, governancePolicyRef: 'payments-strict' }), operator)).server.governancePolicyRef).toBe('payments-strict');
     // `default` is never asked about: with none stored it adds no rules.
     expect((await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, name: 'other' }), operator)).created).toBe(true);
+  });
+});
+
+describe('releases', () => {
+  const released = (releaseId: string, name = 'everything') => RegisterServerRequest.parse({ ...stdio, name, releaseId });
+
+  it('registers a server only with a Published release, saying in one line to publish it first', async () => {
+    const { context, published } = registry();
+    await expect(registerServer(context, scope, released('r1'), operator)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'the release "r1" does not exist in acme/dev: publish it first (toolplane releases publish r1)',
+    });
+    expect(published).toEqual([]);
+    expect(await publishRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ created: true, release: { state: 'Published', version: 1 } });
+    expect((await publishRelease(context, scope, { releaseId: 'r1' }, operator)).created).toBe(false);
+    expect((await registerServer(context, scope, released('r1'), operator)).server.releaseId).toBe('r1');
+    await deprecateRelease(context, scope, { releaseId: 'r1' }, operator);
+    await expect(registerServer(context, scope, released('r1', 'other'), operator)).rejects.toMatchObject({ code: 'CONFLICT', message: 'cannot register other: its release r1 is Deprecated, not Published' });
+  });
+
+  it('retires the release’s active descriptors with its in-flight policy, refuses later binds, and completes on a repeat', async () => {
+    const { context, published } = registry();
+    await publishRelease(context, scope, { releaseId: 'r1' }, operator);
+    const { serverId } = (await registerServer(context, scope, released('r1'), operator)).server;
+    const plain = (await registerServer(context, scope, RegisterServerRequest.parse({ ...stdio, name: 'plain' }), operator)).server;
+    await discoverServer(context, scope, serverId, operator);
+    await discoverServer(context, scope, plain.serverId, operator);
+    expect((await bindTool(context, scope, echo(serverId), operator)).descriptor).toMatchObject({ releaseId: 'r1', active: true });
+    await bindTool(context, scope, echo(plain.serverId), operator);
+
+    const deprecated = await deprecateRelease(context, scope, { releaseId: 'r1', reason: 'superseded' }, operator);
+    expect(deprecated).toMatchObject({ release: { state: 'Deprecated', inFlight: 'FINISH', reason: 'superseded', changedBy: operator }, retiredDescriptors: 1 });
+    expect(published.filter((event) => event.type === 'ToolDescriptorRetired').map((event) => event.data)).toEqual([
+      { toolId: 'everything.echo', toolVersion: '1', reason: 'ReleaseDeprecated', releaseId: 'r1', inFlight: 'FINISH' },
+    ]);
+    // The same deprecation again changes nothing; a revocation retires nothing more (all retired already).
+    expect(await deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ retiredDescriptors: 0, release: { version: deprecated.release.version } });
+    await expect(bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator)).rejects.toMatchObject({ code: 'CONFLICT', message: 'cannot bind a tool of server everything: its release r1 is Deprecated' });
+    expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ release: { state: 'Revoked', inFlight: 'CANCEL_PENDING' }, retiredDescriptors: 0 });
+    await expect(deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(published.filter((event) => event.type.startsWith('Release')).map((event) => event.type)).toEqual(['ReleasePublished', 'ReleaseDeprecated', 'ReleaseRevoked']);
+    // The server without a release keeps its tool.
+    expect((await bindTool(context, scope, echo(plain.serverId), operator)).descriptor).toMatchObject({ active: true, toolVersion: '1' });
+  });
+
+  it('a revocation whose retirement was interrupted is completed by the same command again', async () => {
+    const { context } = registry();
+    await publishRelease(context, scope, { releaseId: 'r1' }, operator);
+    const { serverId } = (await registerServer(context, scope, released('r1'), operator)).server;
+    await discoverServer(context, scope, serverId, operator);
+    await bindTool(context, scope, echo(serverId), operator);
+    const failing: RegistryContext = { ...context, stores: { ...context.stores, descriptors: { ...context.stores.descriptors, appendToStream: () => Promise.reject(new ToolplaneError('TEMPORARY_UNAVAILABLE', 'lost the stream')) } } };
+    await expect(revokeRelease(failing, scope, { releaseId: 'r1' }, operator)).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
+    expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ release: { state: 'Revoked' }, retiredDescriptors: 1 });
   });
 });

@@ -1,7 +1,8 @@
-import { mcpCapabilityOf, type McpCapabilitiesSnapshot, type ToolDefinitionChange } from '@toolplane/contracts';
+import { mcpCapabilityOf, type McpCapabilitiesSnapshot, type Release, type ToolDefinitionChange } from '@toolplane/contracts';
 import type { DescriptorCommand } from '../core/descriptor-aggregate.js';
 import { definitionDrift } from '../core/discovery-diff.js';
-import { changeDescriptor, descriptorsOfServer, type LoadedServer } from './aggregates.js';
+import { retirementReasonOf } from '../core/release-aggregate.js';
+import { changeDescriptor, descriptorsOfServer, readServer, type LoadedServer } from './aggregates.js';
 import type { Actor, RegistryContext } from './registry-context.js';
 
 // What a server's change does to the descriptors bound to it: suspension on a changed definition, retirement when
@@ -53,6 +54,30 @@ export async function retireDescriptorsOf(context: RegistryContext, loaded: Pick
   for (const descriptor of await activeDescriptorsOf(context, loaded, signal)) {
     const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason: 'ServerRetired', at: who.at }, who, signal);
     if (changed.events.length > 0) retired++;
+  }
+  return retired;
+}
+
+/**
+ * Retires every active descriptor of a deprecated or revoked release in its workspace, with the release's in-flight
+ * policy: the release's record names the servers registered with it, and each server's record its bindings, so no
+ * descriptor is missed for a read model that lags. Returns how many it retired (none on a repeat that finds them
+ * retired already).
+ */
+export async function retireDescriptorsOfRelease(context: RegistryContext, release: Release, serverIds: readonly string[], who: Actor, signal?: AbortSignal): Promise<number> {
+  if (release.state === 'Published') return 0;
+  const reason = retirementReasonOf(release.state);
+  const inFlight = release.inFlight;
+  let retired = 0;
+  for (const serverId of new Set(serverIds)) {
+    // A server recorded by a registration that did not get as far as recording the server has nothing bound.
+    const loaded = await readServer(context, release, serverId, signal);
+    if (loaded === undefined) continue;
+    for (const descriptor of await activeDescriptorsOf(context, loaded, signal)) {
+      if (descriptor.releaseId !== release.releaseId) continue;
+      const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason, inFlight, at: who.at }, who, signal);
+      if (changed.events.length > 0) retired++;
+    }
   }
   return retired;
 }

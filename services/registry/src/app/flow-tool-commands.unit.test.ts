@@ -8,7 +8,7 @@ import {
   sha256Hex,
   type McpServerRecord,
   type RegistryEvent,
-  type ServerNameRecord,
+  type ReleaseRecord, type ServerNameRecord,
   type ToolDescriptor,
   type ToolDescriptorRecord,
 } from '@toolplane/contracts';
@@ -50,7 +50,7 @@ function registry() {
     },
   });
   const context: RegistryContext = {
-    stores: { servers: inMemoryEventStore<McpServerRecord>(), descriptors: inMemoryEventStore<ToolDescriptorRecord>(), names: inMemoryEventStore<ServerNameRecord>() },
+    stores: { servers: inMemoryEventStore<McpServerRecord>(), descriptors: inMemoryEventStore<ToolDescriptorRecord>(), names: inMemoryEventStore<ServerNameRecord>(), releases: inMemoryEventStore<ReleaseRecord>(), releaseAppends: () => Promise.resolve([]) },
     readModels: untouchable,
     readModelsCaughtUp: () => Promise.resolve(),
     mcp: mcp as McpGateway,

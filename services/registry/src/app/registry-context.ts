@@ -1,5 +1,5 @@
-import type { McpServerRecord, PublicationConflict, RegistryEvent, RiskClass, Scope, ServerNameRecord, SideEffectClass, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
-import type { EventStore } from '@toolplane/event-store';
+import type { McpServerRecord, PublicationConflict, RegistryEvent, ReleaseRecord, RiskClass, Scope, ServerNameRecord, SideEffectClass, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
+import type { EventStore, StoredAppend } from '@toolplane/event-store';
 import type { StoreCollection } from '@toolplane/store';
 import type { McpGateway } from '../adapters/mcp-gateway.js';
 import type { ServerReadModel, DescriptorReadModel } from '../collections.js';
@@ -9,6 +9,9 @@ export interface RegistryStores {
   readonly servers: EventStore<McpServerRecord>;
   readonly descriptors: EventStore<ToolDescriptorRecord>;
   readonly names: EventStore<ServerNameRecord>;
+  readonly releases: EventStore<ReleaseRecord>;
+  /** Every append of the scope's release aggregates, in stream order (releases are few and short: listed from the record). */
+  readonly releaseAppends: (scope: Scope, signal?: AbortSignal) => Promise<readonly StoredAppend<ReleaseRecord>[]>;
 }
 
 /** What the registry asks the tool adapter, which holds policy bundles and agent profiles. */

@@ -22,6 +22,7 @@ import { buildSnapshot, type DiscoveredCapabilities } from '../core/snapshot.js'
 import { changeServer, loadServer, readServer, recordedBy, serverAppendEvents } from './aggregates.js';
 import { applyDefinitionDrift, retireDescriptorsOf, syncDescriptorHealth } from './descriptor-effects.js';
 import type { Actor, RegistryContext } from './registry-context.js';
+import { assertReleasePublished, recordReleaseServer } from './release-commands.js';
 
 const maxRegisterAttempts = 5;
 
@@ -115,6 +116,7 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
       return { server: holder.server, created: false };
     }
     await assertPolicyBundleExists(context, scope, registration.governancePolicyRef, signal);
+    if (registration.releaseId !== undefined) await assertReleasePublished(context, scope, registration.releaseId, `register ${registration.name}`, signal);
     const claim = await handleCommand(
       context.stores.names,
       recordedBy(serverNameDecider, actor),
@@ -131,6 +133,8 @@ export async function registerServer(context: RegistryContext, scope: Scope, req
       return { server: existing.server, created: false };
     }
     const registered = events.map((event) => (event.type === 'ServerRegistered' ? { ...event, server: { ...event.server, serverId }, actor } : { ...event, actor }));
+    // The release first: a server its release does not name could be missed when the release is deprecated.
+    if (registration.releaseId !== undefined) await recordReleaseServer(context, scope, registration.releaseId, serverId, { actor, at }, signal);
     try {
       const appended = await context.stores.servers.appendToStream(serverStreamId(scope, serverId), registered, { expectedVersion: 0, ...(signal ? { signal } : {}) });
       const server = { ...(foldServer(undefined, registered) as McpServer), version: appended.nextExpectedVersion };

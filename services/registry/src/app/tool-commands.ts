@@ -22,6 +22,8 @@ import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
 import { changeDescriptor, changeServer, createDescriptor, descriptorVersions, descriptorsOfServer, loadServer } from './aggregates.js';
 import type { Actor, RegistryContext } from './registry-context.js';
+import { readRelease } from './release-commands.js';
+import { retirementReasonOf } from '../core/release-aggregate.js';
 
 const maxBindAttempts = 5;
 
@@ -137,8 +139,9 @@ async function bindItem(context: RegistryContext, scope: Scope, spec: BindSpec, 
     if (expectedDefinitionHash !== undefined && expectedDefinitionHash !== tool.definitionHash) {
       throw new ToolplaneError('CONFLICT', `the definition of ${tool.name} changed since it was reviewed (now ${tool.definitionHash}); review it again`);
     }
-    // Refusals of the server (its state, its authentication) come before anything is written.
+    // Refusals of the server (its state, its authentication, its release) come before anything is written.
     decideServer({ type: 'ApproveBindings', at: who.at }, server);
+    if (server.releaseId !== undefined) await assertBindableRelease(context, scope, capability, server.name, server.releaseId, signal);
     const toolId = requestedId ?? defaultToolId(server.name, idName);
     // A server named `flows` would otherwise bind into the reserved namespace by default.
     assertNotFlowToolId(toolId);
@@ -181,9 +184,30 @@ async function bindItem(context: RegistryContext, scope: Scope, spec: BindSpec, 
       continue;
     }
     for (const old of plan.supersede) await changeDescriptor(context, old, { type: 'RetireDescriptor', reason: 'Superseded', at: who.at }, who, signal);
-    return withPublicationCheck(context, scope, { descriptor: created.descriptor, created: true, serverState: approved.server.state }, signal);
+    const after = await retireIfReleaseEnded(context, scope, created.descriptor, who, signal);
+    return withPublicationCheck(context, scope, { descriptor: after, created: true, serverState: approved.server.state }, signal);
   }
   throw new ToolplaneError('CONFLICT', `the bindings of this ${capability} kept changing under this bind; try again`, { retryable: true });
+}
+
+/** Refuses a bind from a server whose release is not Published (CONFLICT naming the release and its state). */
+async function assertBindableRelease(context: RegistryContext, scope: Scope, capability: McpCapability, serverName: string, releaseId: string, signal?: AbortSignal): Promise<void> {
+  const { release } = await readRelease(context, scope, releaseId, signal);
+  if (release?.state === 'Published') return;
+  const state = release?.state ?? 'not published';
+  throw new ToolplaneError('CONFLICT', `cannot bind a ${capability} of server ${serverName}: its release ${releaseId} is ${state}`, { details: { releaseId, state } });
+}
+
+/**
+ * A release deprecated or revoked while this bind ran may have missed the new descriptor (it retired what was bound
+ * before): the descriptor is retired here as the release's change would have retired it.
+ */
+async function retireIfReleaseEnded(context: RegistryContext, scope: Scope, descriptor: ToolDescriptor, who: Actor, signal?: AbortSignal): Promise<ToolDescriptor> {
+  if (descriptor.releaseId === undefined) return descriptor;
+  const { release } = await readRelease(context, scope, descriptor.releaseId, signal);
+  if (release === undefined || release.state === 'Published') return descriptor;
+  const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason: retirementReasonOf(release.state), inFlight: release.inFlight, at: who.at }, who, signal);
+  return changed.descriptor;
 }
 
 /** Unbinds a tool: its active descriptor versions are retired (Unbound). Unbinding an unbound tool again changes nothing. */

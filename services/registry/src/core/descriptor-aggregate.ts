@@ -4,6 +4,7 @@ import {
   compileCommandPattern,
   type BindToolRequest,
   type DescriptorRetirementReason,
+  type InFlightPolicy,
   type McpDiscoveredTool,
   type McpServer,
   type PromptBinding,
@@ -42,7 +43,13 @@ export type DescriptorCommand =
   /** Publishes a flow-backed tool's version as decided from its ToolDefinition (see flow-tools.ts). */
   | { readonly type: 'PublishFlowTool'; readonly descriptor: ToolDescriptor }
   | { readonly type: 'SuspendDescriptor'; readonly change: 'Changed' | 'Removed'; readonly definitionHash?: string | undefined; readonly at: string }
-  | { readonly type: 'RetireDescriptor'; readonly reason: Exclude<DescriptorRetirementReason, 'DefinitionChanged' | 'ToolRemoved'>; readonly at: string }
+  | {
+      readonly type: 'RetireDescriptor';
+      readonly reason: Exclude<DescriptorRetirementReason, 'DefinitionChanged' | 'ToolRemoved'>;
+      /** The in-flight policy of a release's deprecation or revocation (reasons ReleaseDeprecated, ReleaseRevoked). */
+      readonly inFlight?: InFlightPolicy | undefined;
+      readonly at: string;
+    }
   | { readonly type: 'SetDescriptorHealth'; readonly healthy: boolean; readonly at: string };
 
 /** What happened to a descriptor (its recorded form); the wire events are derived from these. */
@@ -171,7 +178,7 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
     case 'RetireDescriptor':
       // A disabled flow tool is listed still: retiring its definition ends it too (Disabled → Retired).
       if (!state.active && !(command.reason === 'Retired' && state.inactiveReason === 'Disabled')) return [];
-      return [{ type: 'DescriptorRetired', reason: command.reason, at }];
+      return [{ type: 'DescriptorRetired', reason: command.reason, ...(command.inFlight === undefined ? {} : { inFlight: command.inFlight }), at }];
     case 'SetDescriptorHealth':
       return state.active && state.healthy !== command.healthy ? [{ type: 'DescriptorHealthChanged', healthy: command.healthy, at }] : [];
   }
@@ -185,7 +192,7 @@ export function evolveDescriptor(state: ToolDescriptor | undefined, event: Descr
     case 'DescriptorSuspended':
       return { ...state, updatedAt: event.at };
     case 'DescriptorRetired':
-      return { ...state, active: false, inactiveReason: event.reason, updatedAt: event.at };
+      return { ...state, active: false, inactiveReason: event.reason, ...(event.inFlight === undefined ? {} : { inFlight: event.inFlight }), updatedAt: event.at };
     case 'DescriptorHealthChanged':
       return { ...state, healthy: event.healthy, updatedAt: event.at };
   }

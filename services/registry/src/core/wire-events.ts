@@ -1,4 +1,4 @@
-import { mcpCapabilityOf, type EventMetadata, type McpServer, type McpServerRecord, type RegistryEvent, type Scope, type ToolDescriptor } from '@toolplane/contracts';
+import { mcpCapabilityOf, type EventMetadata, type McpServer, type McpServerRecord, type RegistryEvent, type Release, type ReleaseRecord, type Scope, type ToolDescriptor } from '@toolplane/contracts';
 import type { DescriptorEvent } from './descriptor-aggregate.js';
 import { deterministicEventId } from './event-ids.js';
 
@@ -128,7 +128,18 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
         });
         break;
       case 'DescriptorRetired':
-        out.push({ type: 'ToolDescriptorRetired', data: { toolId: descriptor.toolId, toolVersion: descriptor.toolVersion, reason: event.reason }, metadata: metadata() });
+        out.push({
+          type: 'ToolDescriptorRetired',
+          data: {
+            toolId: descriptor.toolId,
+            toolVersion: descriptor.toolVersion,
+            reason: event.reason,
+            // A release's retirement names the release and its in-flight policy: the approval service keeps or voids by it.
+            ...(event.inFlight === undefined || descriptor.releaseId === undefined ? {} : { releaseId: descriptor.releaseId }),
+            ...(event.inFlight === undefined ? {} : { inFlight: event.inFlight }),
+          },
+          metadata: metadata(),
+        });
         break;
       case 'DescriptorHealthChanged':
         break;
@@ -141,4 +152,28 @@ export function descriptorLifecycleEvents(events: readonly DescriptorEvent[], de
 function capabilityField(descriptor: ToolDescriptor): { capability?: 'resource' | 'prompt' } {
   const capability = mcpCapabilityOf(descriptor);
   return capability === 'tool' ? {} : { capability };
+}
+
+/** The lifecycle events a release change publishes (the servers it records are not published). */
+export function releaseLifecycleEvents(events: readonly ReleaseRecord[], release: Release, origin: EventOrigin): RegistryEvent[] {
+  const out: RegistryEvent[] = [];
+  for (const event of events) {
+    const metadata = () => metadataFor(origin, out.length, event.type === 'ReleasePublished' ? { at: event.release.publishedAt, actor: event.actor } : event);
+    switch (event.type) {
+      case 'ReleasePublished':
+        out.push({ type: 'ReleasePublished', data: { releaseId: release.releaseId, version: origin.seq }, metadata: metadata() });
+        break;
+      case 'ReleaseDeprecated':
+      case 'ReleaseRevoked':
+        out.push({
+          type: event.type,
+          data: { releaseId: release.releaseId, inFlight: event.inFlight, ...(event.reason === undefined ? {} : { reason: event.reason }), version: origin.seq },
+          metadata: metadata(),
+        });
+        break;
+      case 'ReleaseServerRecorded':
+        break;
+    }
+  }
+  return out;
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { McpServerRecord, ServerNameRecord, ToolDescriptorRecord, deadLetterSubject, parseRegistrySubject, registryStream } from '@toolplane/contracts';
+import { McpServerRecord, ReleaseRecord, ServerNameRecord, ToolDescriptorRecord, deadLetterSubject, parseRegistrySubject, registryStream } from '@toolplane/contracts';
 import { foldEvents } from '@toolplane/event-store';
 import { consume, type ConsumerDiagnostic, type ConsumerHandle, type ConsumerSpec, type DeliveryContext, type Messaging } from '@toolplane/messaging';
 import { descriptorAppendEvents, serverAppendEvents, serverAt } from '../app/aggregates.js';
+import { readReleaseAt, releaseAppendEvents } from '../app/release-commands.js';
 import type { RegistryContext } from '../app/registry-context.js';
 import { descriptorDocumentId, nameClaimOf } from '../collections.js';
 import { descriptorDecider } from '../core/descriptor-aggregate.js';
@@ -32,7 +33,7 @@ export const readModelConsumer: ConsumerSpec = {
 };
 
 // The form the event store appends: the events of one decision. Any registry record; the subject says which kind.
-const RegistryAppend = z.object({ events: z.array(z.union([McpServerRecord, ToolDescriptorRecord, ServerNameRecord])).min(1) });
+const RegistryAppend = z.object({ events: z.array(z.union([McpServerRecord, ToolDescriptorRecord, ServerNameRecord, ReleaseRecord])).min(1) });
 type RegistryAppend = z.infer<typeof RegistryAppend>;
 
 // A read model that cannot be written (the store is down) is retried with backoff for as long as that lasts.
@@ -60,6 +61,9 @@ function publish(context: RegistryContext) {
       if (descriptor === undefined) return;
       await context.publishEvents(descriptorAppendEvents(descriptor, message.events as ToolDescriptorRecord[], delivery.streamSequence), delivery.signal);
       await context.publishDescriptor(descriptor, delivery.signal);
+    } else if (target?.kind === 'release') {
+      const { release } = await readReleaseAt(context, target.streamId, delivery.signal);
+      if (release !== undefined) await context.publishEvents(releaseAppendEvents(release, message.events as ReleaseRecord[], delivery.streamSequence), delivery.signal);
     }
   };
 }

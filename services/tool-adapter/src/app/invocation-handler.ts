@@ -376,9 +376,11 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
       });
     }
     case 'APPROVAL': {
-      if (memo.decision?.effect === 'allow') return { step: 'APPROVAL', result: 'not_required' };
-      if (invocation.approvalId !== undefined) return { step: 'APPROVAL', result: 'previously_granted', approvalId: invocation.approvalId };
-      return { step: 'APPROVAL', result: 'requested', approvalId: runtime.newId() };
+      // The descriptor as the cache has it now: a release retired since resolution with CANCEL_PENDING ends the call here.
+      const current = descriptorFor(runtime, run.scope, invocation);
+      if (memo.decision?.effect === 'allow') return { step: 'APPROVAL', result: 'not_required', current };
+      if (invocation.approvalId !== undefined) return { step: 'APPROVAL', result: 'previously_granted', approvalId: invocation.approvalId, current };
+      return { step: 'APPROVAL', result: 'requested', approvalId: runtime.newId(), current };
     }
     case 'CREDENTIAL_BROKER': {
       mustHave(descriptor);
@@ -393,6 +395,8 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
       if (mustHave(descriptor).sandboxKind === 'None') return { step: 'SANDBOX', result: 'not_needed' };
       return leaseSandbox(runtime.sandbox ?? { mode: 'bubblewrap' }, memo.target, { sandboxLeaseId: runtime.newId(), expiresAt: invocation.deadline });
     case 'START':
+      // Re-resolved before the started fact: the last point where a call of a retired release can still be cancelled.
+      return { step: 'START', current: descriptorFor(runtime, run.scope, invocation) };
     case 'FINISH':
     case 'PUBLISH_TERMINAL':
       return { step: state.step };

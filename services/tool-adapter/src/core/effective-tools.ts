@@ -20,6 +20,7 @@ import {
   type ToolDescriptor,
 } from '@toolplane/contracts';
 import type { SchemaStatus } from './argument-validation.js';
+import { inactiveMessage, releaseRetirement } from './descriptor-inactivity.js';
 import { assessTool, type CallerIdentity, type ServerPolicyBundle } from './policy-evaluator.js';
 import { firstMatchingToolPattern } from './tool-patterns.js';
 
@@ -90,7 +91,7 @@ function hiddenBecause(descriptor: ToolDescriptor, input: EffectiveToolsInput, n
   const reasons: Reason[] = [];
   const hide = (code: PolicyReasonCode, message: string) => reasons.push({ code, message });
   const { toolId } = descriptor;
-  if (!descriptor.active) hide('TOOL_INACTIVE', `${toolId}@${descriptor.toolVersion} is not active${descriptor.inactiveReason === undefined ? '' : ` (${descriptor.inactiveReason})`}`);
+  if (!descriptor.active) hide(releaseRetirement(descriptor) === undefined ? 'TOOL_INACTIVE' : 'RELEASE_NOT_PUBLISHED', inactiveMessage(descriptor));
   else if (!descriptor.healthy) hide('TOOL_UNHEALTHY', `${toolId}@${descriptor.toolVersion} is not healthy`);
   else if (newest !== descriptor) hide('TOOL_VERSION_SUPERSEDED', `${toolId}@${newest?.toolVersion ?? '?'} is the version in use`);
 

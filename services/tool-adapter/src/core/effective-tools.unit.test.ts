@@ -40,6 +40,13 @@ describe('effectiveTools', () => {
     expect(run({ explain: false }).hidden).toBeUndefined();
   });
 
+  it('says which release hid a tool its deprecation or revocation retired', () => {
+    const revoked = descriptor({ toolId: 'github.list_issues', releaseId: 'r1', active: false, inactiveReason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING' });
+    const set = run({ descriptors: [revoked] });
+    expect(set.tools).toEqual([]);
+    expect(set.hidden?.[0]?.reasons[0]).toEqual({ code: 'RELEASE_NOT_PUBLISHED', message: 'github.list_issues@1.0.0 is not active (ReleaseRevoked: release r1 was revoked)' });
+  });
+
   it('applies the run policy, the task scope and the risk restrictions', () => {
     expect(visible(run({ runPolicy: { allowedTools: ['github.list_*', 'github.create_*'] } }))).toEqual(['github.create_issue', 'github.list_issues']);
     const denied = run({ runPolicy: { deniedTools: ['github.delete_*'], maxSideEffectClass: 'WRITE' } });

@@ -24,6 +24,7 @@ import {
   type Uuid,
 } from '@toolplane/contracts';
 import type { ArgumentCheck } from './argument-validation.js';
+import { cancelledByRelease, inactiveMessage, releaseRetirement } from './descriptor-inactivity.js';
 import { derivedToolCallId } from './deterministic-ids.js';
 import { executionEnding, type ExecutionResult } from './execution-outcome.js';
 import { appendEvent, invocationEvent, type PipelineEvent } from './invocation-event-log.js';
@@ -69,9 +70,12 @@ export type StageOutcome =
   | { readonly step: 'AGENT_PERMISSION'; readonly decision: PolicyDecision }
   | { readonly step: 'TENANT_POLICY'; readonly decision: PolicyDecision }
   | { readonly step: 'SIDE_EFFECT_CLASSIFICATION'; readonly decision: PolicyDecision }
-  /** No approval needed (only when the decision is allow), a new approval requested, or one granted to an earlier attempt. */
-  | { readonly step: 'APPROVAL'; readonly result: 'not_required' }
-  | { readonly step: 'APPROVAL'; readonly result: 'requested' | 'previously_granted'; readonly approvalId: Uuid }
+  /**
+   * No approval needed (only when the decision is allow), a new approval requested, or one granted to an earlier
+   * attempt. `current`: the descriptor as the cache has it now (a release may have retired it since resolution).
+   */
+  | { readonly step: 'APPROVAL'; readonly result: 'not_required'; readonly current?: ToolDescriptor | undefined }
+  | { readonly step: 'APPROVAL'; readonly result: 'requested' | 'previously_granted'; readonly approvalId: Uuid; readonly current?: ToolDescriptor | undefined }
   | {
       readonly step: 'APPROVAL_DECISION';
       readonly result: 'granted' | 'rejected' | 'expired' | 'voided';
@@ -94,8 +98,8 @@ export type StageOutcome =
     }
   | { readonly step: 'SANDBOX'; readonly result: 'not_needed' }
   | { readonly step: 'SANDBOX'; readonly result: 'denied'; readonly failure: ToolFailure }
-  /** The started fact: persisted (and ToolCallStarted published) before the provider is called. */
-  | { readonly step: 'START' }
+  /** The started fact: persisted (and ToolCallStarted published) before the provider is called; `current` as for APPROVAL. */
+  | { readonly step: 'START'; readonly current?: ToolDescriptor | undefined }
   | { readonly step: 'EXECUTE'; readonly execution: ExecutionResult }
   /** The values of the call's leased secrets, to remove from its result; never stored. */
   | { readonly step: 'SANITIZE'; readonly secrets: readonly string[] }
@@ -176,6 +180,20 @@ function accept(state: PipelineState, previous: PipelineState, events: readonly 
 
 function deny(state: PipelineState, stage: PipelineStage, failure: ToolFailure): PipelineTransition {
   return accept({ ...state, step: 'FINISH', ending: { state: 'Denied', failure, deniedStage: stage }, decision: undefined }, state);
+}
+
+/**
+ * Ends an accepted call that is not executing yet whose descriptor a release retired with CANCEL_PENDING (Cancelled:
+ * nothing was started); undefined when the call goes on (FINISH, or not retired by a release).
+ */
+function cancelIfReleaseEnded(state: PipelineState, current: ToolDescriptor | undefined): PipelineTransition | undefined {
+  if (current === undefined || !cancelledByRelease(current) || current.toolId !== state.invocation.toolId || current.toolVersion !== state.invocation.toolVersion) return undefined;
+  const failure: ToolFailure = {
+    code: 'CANCELLED',
+    message: `${current.toolId}@${current.toolVersion} was retired before the call started (${releaseRetirement(current) ?? 'retired'}; in-flight policy CANCEL_PENDING)`,
+    retryable: false,
+  };
+  return accept({ ...state, step: 'FINISH', ending: { state: 'Cancelled', failure }, decision: undefined }, state);
 }
 
 function pastDeadline(invocation: ToolInvocation, now: IsoDateTime): boolean {
@@ -327,10 +345,7 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       }
       if (invocation.toolVersion === undefined) return reject(state, 'the invocation was received for a tool that did not resolve; report undefined');
       if (descriptor.toolVersion !== invocation.toolVersion) return reject(state, 'the descriptor is not the version the request hash was computed for');
-      if (!descriptor.active) {
-        const why = descriptor.inactiveReason === undefined ? 'not active' : `not active (${descriptor.inactiveReason})`;
-        return deny(state, 'TOOL_RESOLUTION', { code: 'CONFLICT', message: `${descriptor.toolId}@${descriptor.toolVersion} is ${why}`, retryable: false });
-      }
+      if (!descriptor.active) return deny(state, 'TOOL_RESOLUTION', { code: 'CONFLICT', message: inactiveMessage(descriptor), retryable: false });
       if (!descriptor.healthy) {
         return deny(state, 'TOOL_RESOLUTION', { code: 'TEMPORARY_UNAVAILABLE', message: `${descriptor.toolId}@${descriptor.toolVersion} is not healthy`, retryable: true });
       }
@@ -386,6 +401,8 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
     case 'APPROVAL': {
       const decision = state.decision;
       if (decision === undefined) return reject(state, 'no policy decision');
+      const cancelled = cancelIfReleaseEnded(state, outcome.current);
+      if (cancelled !== undefined) return cancelled;
       if (outcome.result === 'not_required') {
         if (decision.effect !== 'allow') return reject(state, 'the policy decision requires an approval; it cannot be skipped');
         return proceed(state, { ...state, step: 'CREDENTIAL_BROKER', decision: undefined }, ctx);
@@ -467,6 +484,8 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       return proceed(state, { ...state, step: 'START', invocation: numbered }, ctx, [event]);
     }
     case 'START': {
+      const cancelled = cancelIfReleaseEnded(state, outcome.current);
+      if (cancelled !== undefined) return cancelled;
       const { declaredClass, effectiveClass, riskClass, policyDecisionId } = invocation;
       if (declaredClass === undefined || effectiveClass === undefined || riskClass === undefined || policyDecisionId === undefined) {
         return reject(state, 'the invocation was not classified and authorized');

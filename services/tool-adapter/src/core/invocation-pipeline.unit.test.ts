@@ -401,6 +401,51 @@ describe('the invocation pipeline', () => {
   });
 });
 
+describe('a release deprecated or revoked while a call is in flight', () => {
+  const retiredBy = (inFlight: 'FINISH' | 'CANCEL_PENDING', reason: 'ReleaseDeprecated' | 'ReleaseRevoked' = 'ReleaseRevoked'): ToolDescriptor => ({ ...gatedTool, releaseId: 'r1', active: false, inactiveReason: reason, inFlight });
+
+  /** The gated path up to (not including) `step`. */
+  function upTo(step: PipelineStep): PipelineState {
+    const start = received();
+    const decision = decisionFor(start.state, gatedTool);
+    let state = start.state;
+    while (state.step !== step) state = must(advancePipeline(state, outcomeFor(state.step, state, decision) as StageOutcome, ctx(later(10)))).state;
+    return state;
+  }
+
+  it('refuses a new call at tool resolution, naming the release', () => {
+    const refused = must(advancePipeline(received().state, { step: 'TOOL_RESOLUTION', descriptor: retiredBy('CANCEL_PENDING') }, ctx()));
+    expect(refused.state.ending).toMatchObject({ state: 'Denied', deniedStage: 'TOOL_RESOLUTION', failure: { code: 'CONFLICT', message: 'github.create_issue@1.0.0 is not active (ReleaseRevoked: release r1 was revoked)' } });
+  });
+
+  it('with CANCEL_PENDING ends an accepted call Cancelled before it starts, or before it asks for an approval', () => {
+    for (const step of ['START', 'APPROVAL'] as const) {
+      const state = upTo(step);
+      const outcome: StageOutcome = step === 'START' ? { step, current: retiredBy('CANCEL_PENDING') } : { step, result: 'requested', approvalId: ids.approval, current: retiredBy('CANCEL_PENDING') };
+      const cancelled = must(advancePipeline(state, outcome, ctx(later(20))));
+      expect(cancelled.events).toEqual([]);
+      expect(cancelled.state.ending).toEqual({
+        state: 'Cancelled',
+        failure: { code: 'CANCELLED', message: 'github.create_issue@1.0.0 was retired before the call started (ReleaseRevoked: release r1 was revoked; in-flight policy CANCEL_PENDING)', retryable: false },
+      });
+      const ended = must(advancePipeline(cancelled.state, { step: 'FINISH' }, ctx(later(30))));
+      expect(ended.state.invocation.state).toBe('Cancelled');
+      expect(ended.events.at(-1)?.type).toBe('ToolCallCancelled');
+    }
+  });
+
+  it('with FINISH lets an accepted call start although its descriptor is retired now', () => {
+    const started = must(advancePipeline(upTo('START'), { step: 'START', current: retiredBy('FINISH', 'ReleaseDeprecated') }, ctx(later(20))));
+    expect(started.state.step).toBe('EXECUTE');
+    expect(started.events.map((event) => event.type)).toEqual(['ToolCallStarted']);
+  });
+
+  it('goes on when the descriptor was retired for another reason after resolution (only a release’s in-flight policy cancels)', () => {
+    const started = must(advancePipeline(upTo('START'), { step: 'START', current: { ...gatedTool, active: false, inactiveReason: 'Unbound' } }, ctx(later(20))));
+    expect(started.state.step).toBe('EXECUTE');
+  });
+});
+
 describe('resumePipeline', () => {
   it('rebuilds the terminal events of an ended invocation byte for byte', () => {
     const { final, transitions } = gatedPath();
