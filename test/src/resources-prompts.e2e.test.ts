@@ -108,7 +108,11 @@ describe('a bound resource', () => {
     }
   });
 
-  it('an unbound resource is refused: not found by the pipeline, and not offered by the endpoint', { timeout: 60_000 }, async () => {
+  it('an unbound resource is listed to operators, refused by the pipeline, and not offered by the endpoint', { timeout: 60_000 }, async () => {
+    const listed = await platform.toolplaneJson<{ name: string; binding: string; invocable: boolean; toolId?: string; classification?: string }[]>('resources', 'list', '--server', everythingId);
+    expect(listed.find((view) => view.name === unbound)).toMatchObject({ binding: 'Unbound', invocable: false });
+    expect(listed.find((view) => view.name === unbound)?.toolId).toBeUndefined();
+    expect(listed.find((view) => view.name === architecture)).toMatchObject({ binding: 'Bound', invocable: true, toolId: 'everything.architecture', classification: 'INTERNAL' });
     const refused = await client.readResource('everything.startup_md', { idempotencyKey: 'read-unbound-1' });
     expect(failure(refused)).toMatchObject({ status: 'DENIED', code: 'NOT_FOUND' });
     const session = await mcpSession();
@@ -176,6 +180,9 @@ describe('drift of a resource definition', () => {
       return result.status === 'DENIED' ? result : undefined;
     });
     expect(failure(refused)).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not active (DefinitionChanged)') as unknown });
+    const [suspended] = await platform.toolplaneJson<{ binding: string; definitionHash: string; boundDefinitionHash?: string }[]>('resources', 'list', '--server', serverId);
+    expect(suspended).toMatchObject({ binding: 'Suspended', boundDefinitionHash: expect.any(String) as unknown });
+    expect(suspended?.boundDefinitionHash).not.toBe(suspended?.definitionHash);
 
     // Bound again (the operator reviewed the new definition): readable, at the new version.
     await platform.toolplaneJson('resources', 'bind', serverId, 'mutable://notes', '--resource-id', 'mutable.notes', '--knowledge-source', 'team-notes', '--classification', 'public');

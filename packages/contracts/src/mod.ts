@@ -294,6 +294,7 @@ export {
   ChangeReleaseReply,
   ChangeReleaseRequest,
   DiscoverServerReply,
+  DiscoveredReadView,
   DiscoveredToolView,
   GetDescriptorReply,
   GetDescriptorRequest,

@@ -277,12 +277,39 @@ export const DiscoveredToolView = z.strictObject({
 });
 export type DiscoveredToolView = z.infer<typeof DiscoveredToolView>;
 
+/**
+ * A discovered resource (named by its URI) or prompt (by its name) with its binding, like a discovered tool's: listed
+ * whether bound or not, readable only when bound. `definitionHash` is absent for an item discovered before resources
+ * and prompts were bindable (discover the server again).
+ */
+export const DiscoveredReadView = z.strictObject({
+  serverId: Uuid,
+  serverName: McpServerName,
+  serverState: McpServerState,
+  capability: z.enum(['resource', 'prompt']),
+  name: z.string().min(1).max(2048),
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384).optional(),
+  definitionHash: Sha256Hex.optional(),
+  binding: ToolBindingState,
+  /** Whether a read of it would be accepted now: bound, active, healthy, on an Active server. */
+  invocable: z.boolean(),
+  /** The governed id it is read under (a resource id or prompt id). */
+  toolId: ToolId.optional(),
+  toolVersion: ToolVersion.optional(),
+  /** A bound resource's classification, and a bound prompt's target. */
+  classification: DataClassification.optional(),
+  target: PromptTarget.optional(),
+  boundDefinitionHash: Sha256Hex.optional(),
+});
+export type DiscoveredReadView = z.infer<typeof DiscoveredReadView>;
+
 /** Lists discovered tools of one server, or of every server of the scope that is not retired. */
 export const ListToolsRequest = z.strictObject({ serverId: Uuid.optional() });
 export type ListToolsRequest = z.infer<typeof ListToolsRequest>;
 
-/** Discovered tools with their binding state. */
-export const ListToolsReply = z.strictObject({ tools: z.array(DiscoveredToolView) });
+/** Discovered tools, resources and prompts with their binding state. */
+export const ListToolsReply = z.strictObject({ tools: z.array(DiscoveredToolView), resources: z.array(DiscoveredReadView), prompts: z.array(DiscoveredReadView) });
 export type ListToolsReply = z.infer<typeof ListToolsReply>;
 
 /** Reads one descriptor: an exact version, or (without one) the newest active version. */

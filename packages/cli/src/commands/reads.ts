@@ -1,5 +1,5 @@
 import { createToolplaneClient, type ToolplaneClient } from '@toolplane/client';
-import { DataClassification, KnowledgeScope, ToolplaneError, registryCommandSchemas, registryOperations, type EffectiveToolSet, type JsonObject, type PromptTarget } from '@toolplane/contracts';
+import { DataClassification, KnowledgeScope, ToolplaneError, registryCommandSchemas, registryOperations, type DiscoveredReadView, type EffectiveToolSet, type JsonObject, type PromptTarget } from '@toolplane/contracts';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import type { CommandGroup } from '../command-group.js';
@@ -87,9 +87,36 @@ export function effectivePromptsText(set: EffectiveToolSet): string {
   );
 }
 
-/** `toolplane resources bind|unbind|effective|read` and `toolplane prompts bind|unbind|effective|get`. */
+/** Discovered resources or prompts with their binding state, as a table. */
+export function discoveredReadsText(views: readonly DiscoveredReadView[]): string {
+  const resource = views[0]?.capability !== 'prompt';
+  return formatTable(
+    ['SERVER', resource ? 'URI' : 'PROMPT', 'BINDING', 'READABLE', resource ? 'RESOURCE ID' : 'PROMPT ID', 'VERSION', resource ? 'CLASSIFICATION' : 'TARGET', 'DEFINITION'],
+    views.map((view) => [
+      view.serverName,
+      view.name,
+      view.binding,
+      view.invocable ? 'yes' : 'no',
+      view.toolId,
+      view.toolVersion,
+      view.classification ?? (view.target === undefined ? undefined : `${view.target.kind} ${view.target.ref}`),
+      view.definitionHash?.slice(0, 12),
+    ]),
+  );
+}
+
+/** `toolplane resources list|bind|unbind|effective|read` and `toolplane prompts list|bind|unbind|effective|get`. */
 export const readsCommands: CommandGroup = (program, context) => {
   const resources = program.command('resources').description('Bind discovered resources to knowledge sources (operator), and read them as an agent through the governed pipeline.');
+
+  withToken(resources.command('list'))
+    .description('list discovered resources with their binding state (an unbound one is listed but never readable)')
+    .option('--server <id>', 'only the resources of this server')
+    .action(async (options: TokenOptions & { server?: string }) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.listTools, registryCommandSchemas.listTools, options.server === undefined ? {} : { serverId: options.server }, await operatorHeaders(ctx, options));
+      ctx.print(reply.resources, () => discoveredReadsText(reply.resources));
+    });
 
   withReadBindingFlags(withToken(resources.command('bind')))
     .description('bind a discovered resource: map it to a knowledge source with a scope and a data classification, and pin its definition')
@@ -146,6 +173,15 @@ export const readsCommands: CommandGroup = (program, context) => {
     });
 
   const prompts = program.command('prompts').description('Bind discovered prompts to skills or workflow steps (operator; never to policy), and fetch them as an agent through the governed pipeline.');
+
+  withToken(prompts.command('list'))
+    .description('list discovered prompts with their binding state (an unbound one is listed but never readable)')
+    .option('--server <id>', 'only the prompts of this server')
+    .action(async (options: TokenOptions & { server?: string }) => {
+      const ctx = context();
+      const reply = await ctx.call('registry', registryOperations.listTools, registryCommandSchemas.listTools, options.server === undefined ? {} : { serverId: options.server }, await operatorHeaders(ctx, options));
+      ctx.print(reply.prompts, () => discoveredReadsText(reply.prompts));
+    });
 
   withReadBindingFlags(withToken(prompts.command('bind')))
     .description('bind a discovered prompt to a skill or a workflow step (never to policy), and pin its definition')

@@ -10,7 +10,7 @@ import {
   type Scope,
 } from '@toolplane/contracts';
 import { findPage } from '@toolplane/store';
-import { toolViews } from '../core/binding-view.js';
+import { readViews, toolViews } from '../core/binding-view.js';
 import { descriptorVersions, descriptorsOfServer, loadServer, readDescriptor } from './aggregates.js';
 import type { RegistryContext } from './registry-context.js';
 
@@ -61,7 +61,7 @@ const maxServersListed = 500;
 export async function listTools(context: RegistryContext, scope: Scope, serverId: string | undefined, signal?: AbortSignal): Promise<ListToolsReply> {
   if (serverId !== undefined) {
     const loaded = await loadServer(context, scope, serverId, signal);
-    return { tools: toolViews(loaded.server, await descriptorsOfServer(context, loaded, signal)) };
+    return viewsOf([loaded.server], await descriptorsOfServer(context, loaded, signal));
   }
   await context.readModelsCaughtUp(signal);
   const servers = (
@@ -69,11 +69,16 @@ export async function listTools(context: RegistryContext, scope: Scope, serverId
       .find({ tenant: scope.tenant, workspace: scope.workspace, state: { $ne: 'Retired' } }, { signal, sort: { registeredAt: 1 }, limit: maxServersListed })
       .toArray()
   ).map((document) => McpServer.parse(withoutId(document)));
-  if (servers.length === 0) return { tools: [] };
+  if (servers.length === 0) return { tools: [], resources: [], prompts: [] };
   const descriptors = (
     await context.readModels.descriptors.raw.find({ tenant: scope.tenant, workspace: scope.workspace, mcpServerId: { $in: servers.map((server) => server.serverId) } }, { signal }).toArray()
   ).map((document) => ToolDescriptor.parse(withoutId(document)));
-  return { tools: servers.flatMap((server) => toolViews(server, descriptors)) };
+  return viewsOf(servers, descriptors);
+}
+
+function viewsOf(servers: readonly McpServer[], descriptors: readonly ToolDescriptor[]): ListToolsReply {
+  const reads = servers.map((server) => readViews(server, descriptors));
+  return { tools: servers.flatMap((server) => toolViews(server, descriptors)), resources: reads.flatMap((read) => read.resources), prompts: reads.flatMap((read) => read.prompts) };
 }
 
 /** One descriptor version, or the newest active one; NOT_FOUND otherwise. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventMetadata, RegistryEvent, Uuid, hasErrorCode } from '@toolplane/contracts';
 import { at, descriptor, hash, scope, server, snapshot, tool } from '../../test/core-fixtures.js';
-import { toolViews } from './binding-view.js';
+import { readViews, toolViews } from './binding-view.js';
 import { decideDescriptor } from './descriptor-aggregate.js';
 import { definitionDrift } from './discovery-diff.js';
 import { deterministicEventId } from './event-ids.js';
@@ -87,6 +87,36 @@ describe('tool views', () => {
       definitionHash: hash('echo-v2'),
     });
     expect(toolViews(server('Active'), [descriptor({ active: false, inactiveReason: 'Unbound' })])[0]).toMatchObject({ binding: 'Unbound', invocable: false });
+  });
+
+  it('list resources and prompts apart from tools: a binding of one capability never shows on another of the same name', () => {
+    const capabilities = {
+      ...snapshot([tool('echo')]),
+      resources: [{ uri: 'test://doc', name: 'doc', definitionHash: hash('doc') }],
+      prompts: [{ name: 'echo', definitionHash: hash('echo-prompt') }],
+    };
+    const resource = descriptor({
+      toolId: 'everything.doc',
+      providerToolName: 'test://doc',
+      definitionHash: hash('doc'),
+      resource: { knowledgeSource: 'docs', scope: 'WORKSPACE', classification: 'CONFIDENTIAL' },
+    });
+    const prompt = descriptor({ toolId: 'everything.echo_prompt', definitionHash: hash('echo-prompt'), prompt: { target: { kind: 'Skill', ref: 'greeting' } } });
+    const on = server('Active', { capabilities });
+    // Only the prompt named echo is bound: the tool echo stays unbound.
+    expect(toolViews(on, [resource, prompt])[0]).toMatchObject({ toolName: 'echo', binding: 'Unbound' });
+    const { resources, prompts } = readViews(on, [resource, prompt]);
+    expect(resources).toEqual([
+      expect.objectContaining({ capability: 'resource', name: 'test://doc', binding: 'Bound', invocable: true, toolId: 'everything.doc', classification: 'CONFIDENTIAL' }),
+    ]);
+    expect(prompts).toEqual([expect.objectContaining({ capability: 'prompt', name: 'echo', binding: 'Bound', toolId: 'everything.echo_prompt', target: { kind: 'Skill', ref: 'greeting' } })]);
+    const drifted = server('Active', { capabilities: { ...capabilities, resources: [{ uri: 'test://doc', name: 'doc', definitionHash: hash('doc-v2') }] } });
+    expect(readViews(drifted, [{ ...resource, active: false, inactiveReason: 'DefinitionChanged' }]).resources[0]).toMatchObject({
+      binding: 'Suspended',
+      invocable: false,
+      boundDefinitionHash: hash('doc'),
+    });
+    expect(readViews(on, []).prompts[0]).toMatchObject({ binding: 'Unbound', invocable: false });
   });
 });
 
