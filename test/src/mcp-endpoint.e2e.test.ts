@@ -322,7 +322,9 @@ describe('notifications/tools/list_changed', () => {
     const opened = logLines(replica, 'notification stream opened').length;
     const session = await mcpClient();
     let heard = 0;
-    session.onToolsListChanged(() => (heard += 1));
+    session.onListChanged((list) => {
+      if (list === 'tools') heard += 1;
+    });
     const names = async () => (await session.listTools()).map((tool) => tool.name).sort();
     try {
       // The SDK's client opens the GET stream right after initialize.

@@ -29,6 +29,14 @@ async function mcpSession(): Promise<McpSession> {
   return connectMcp({ transport: 'http', url: `${endpoint.url}/mcp/${platform.scope.tenant}/${platform.scope.workspace}`, headers: { Authorization: `Bearer ${await platform.agentToken()}` } }, { requestTimeoutMs: 60_000 });
 }
 
+/** How many notification streams the endpoint has opened (from its log). */
+function streamsOpened(): number {
+  return endpoint.service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('"notification stream opened"')).length;
+}
+
 function failure(result: InvocationResult) {
   return { status: result.status, code: result.receipt.failure?.code, message: result.receipt.failure?.message };
 }
@@ -167,8 +175,16 @@ describe('drift of a resource definition', () => {
     const stateFile = platform.countFile('mutable-state');
     await writeFile(stateFile, JSON.stringify({ version: 1, hidden: false }));
     const serverId = await registerServer(platform, 'mutable', [process.execPath, fixtureServerPath(FixtureServer.mutable)], { STATE_FILE: stateFile }, []);
+    // An MCP client connected to the endpoint hears of each change to its resources, as resources/list_changed.
+    const opened = streamsOpened();
+    const session = await mcpSession();
+    const heard: string[] = [];
+    session.onListChanged((list) => heard.push(list));
+    await waitFor('the client’s notification stream to open', () => streamsOpened() > opened);
     await platform.toolplaneJson('resources', 'bind', serverId, 'mutable://notes', '--resource-id', 'mutable.notes', '--knowledge-source', 'team-notes', '--classification', 'public');
     await waitForTools(platform, ['mutable.notes']);
+    await waitFor('resources/list_changed after the bind', () => heard.includes('resources'));
+    expect((await session.listResources()).map((resource) => resource.uri)).toContain('toolplane://resources/mutable.notes');
     const before = await client.readResource('mutable.notes', { idempotencyKey: 'notes-1' });
     expect(resourceContents(before)[0]?.text).toBe('notes at version 1');
 
@@ -180,6 +196,11 @@ describe('drift of a resource definition', () => {
       return result.status === 'DENIED' ? result : undefined;
     });
     expect(failure(refused)).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not active (DefinitionChanged)') as unknown });
+    await waitFor('resources/list_changed after the suspension', () => heard.filter((list) => list === 'resources').length >= 2);
+    expect((await session.listResources()).map((resource) => resource.uri)).not.toContain('toolplane://resources/mutable.notes');
+    // Nothing of its tools or prompts changed.
+    expect(heard.filter((list) => list !== 'resources')).toEqual([]);
+    await session.close();
     const [suspended] = await platform.toolplaneJson<{ binding: string; definitionHash: string; boundDefinitionHash?: string }[]>('resources', 'list', '--server', serverId);
     expect(suspended).toMatchObject({ binding: 'Suspended', boundDefinitionHash: expect.any(String) as unknown });
     expect(suspended?.boundDefinitionHash).not.toBe(suspended?.definitionHash);

@@ -5,6 +5,7 @@ export type {
   JsonRecord,
   McpContentBlock,
   McpImplementation,
+  McpList,
   McpPrompt,
   McpPromptArgument,
   McpPromptMessages,

@@ -5,6 +5,9 @@
 export type JsonRecord = Record<string, unknown>;
 
 /** Name and version a server (or this client) reports in the handshake. */
+/** A list a server may announce has changed (`notifications/<list>/list_changed`). */
+export type McpList = 'tools' | 'resources' | 'prompts';
+
 export interface McpImplementation {
   readonly name: string;
   readonly version: string;

@@ -1,5 +1,5 @@
 import { ToolplaneError } from '@toolplane/contracts';
-import type { McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
+import type { McpList, McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
 import { connectMcp, type McpConnectOptions, type McpRequestOptions, type McpSession } from './session.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
 
@@ -30,8 +30,8 @@ export interface McpPool {
   readResource(target: McpTarget, uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
   /** Gets a prompt through the pooled session, within one deadline like callTool. */
   getPrompt(target: McpTarget, name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
-  /** Listens to `notifications/tools/list_changed` of `target` across reconnections; returns the unsubscribe function. */
-  onToolsListChanged(target: McpTarget, listener: () => void): () => void;
+  /** Listens to the list_changed notifications of `target` (naming the list) across reconnections; returns the unsubscribe function. */
+  onListChanged(target: McpTarget, listener: (list: McpList) => void): () => void;
   /** Closes and forgets the session of `target`, if any. */
   evict(target: McpTarget): Promise<void>;
   /** How many sessions are open. */
@@ -44,7 +44,7 @@ export interface McpPool {
 export function createMcpPool(options: McpPoolOptions = {}): McpPool {
   const sessions = new Map<string, McpSession>();
   const connecting = new Map<string, Promise<McpSession>>();
-  const listeners = new Map<string, Set<() => void>>();
+  const listeners = new Map<string, Set<(list: McpList) => void>>();
   const lifetime = new AbortController();
   const now = options.now ?? performance.now.bind(performance);
   /** When each session was last used, and how many calls are in flight on it (a busy session is never idle). */
@@ -82,8 +82,8 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
           throw poolClosed();
         }
         sessions.set(key, session);
-        session.onToolsListChanged(() => {
-          for (const listener of [...(listeners.get(key) ?? [])]) listener();
+        session.onListChanged((list) => {
+          for (const listener of [...(listeners.get(key) ?? [])]) listener(list);
         });
         session.onClose(() => {
           if (sessions.get(key) !== session) return;
@@ -128,7 +128,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     callTool: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.callTool(name, args, rest)),
     readResource: (target, uri, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.readResource(uri, rest)),
     getPrompt: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.getPrompt(name, args, rest)),
-    onToolsListChanged(target, listener) {
+    onListChanged(target, listener) {
       const key = mcpTargetKey(target);
       let set = listeners.get(key);
       if (set === undefined) {

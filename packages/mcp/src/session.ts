@@ -9,12 +9,14 @@ import {
   ListResourcesResultSchema,
   ListToolsResultSchema,
   ReadResourceResultSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ToolplaneError } from '@toolplane/contracts';
 import path from 'node:path';
 import { tracedToolCall } from './call-tracing.js';
-import type { McpImplementation, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
+import type { McpImplementation, McpList, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
 import { normalizePrompt, normalizePromptMessages, normalizeResource, normalizeResourceContents, normalizeTool, normalizeToolResult } from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
@@ -89,8 +91,8 @@ export interface McpSession {
   readResource(uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
   /** Gets a prompt with its arguments (prompts/get). */
   getPrompt(name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
-  /** Calls `listener` on every `notifications/tools/list_changed`; returns the unsubscribe function. */
-  onToolsListChanged(listener: () => void): () => void;
+  /** Calls `listener` on every `notifications/tools|resources|prompts/list_changed`, naming the list; returns the unsubscribe function. */
+  onListChanged(listener: (list: McpList) => void): () => void;
   /** Calls `listener` once when the session closes, with the reason if it broke. */
   onClose(listener: (reason: ToolplaneError | undefined) => void): () => void;
   /** Resolves (never rejects) when the session has closed: with the reason if it broke, undefined after close(). */
@@ -257,7 +259,7 @@ class ClientSession implements McpSession {
   private version = '';
   private serverCapabilities: McpServerCapabilities = {};
   private serverInstructions: string | undefined;
-  private readonly listChangedListeners = new Set<() => void>();
+  private readonly listChangedListeners = new Set<(list: McpList) => void>();
   private readonly closeListeners = new Set<(reason: ToolplaneError | undefined) => void>();
   private failure: ToolplaneError | undefined;
   private closing: Promise<void> | undefined;
@@ -272,15 +274,18 @@ class ClientSession implements McpSession {
     this.closedPromise = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-    parts.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    const announce = (list: McpList) => {
       for (const listener of [...this.listChangedListeners]) {
         try {
-          listener();
+          listener(list);
         } catch {
           // A listener's failure is its own business; the others still hear about the change.
         }
       }
-    });
+    };
+    parts.client.setNotificationHandler(ToolListChangedNotificationSchema, () => announce('tools'));
+    parts.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => announce('resources'));
+    parts.client.setNotificationHandler(PromptListChangedNotificationSchema, () => announce('prompts'));
     // The SDK calls onclose when the transport ends, whoever ended it.
     parts.client.onclose = () => {
       if (this.closing === undefined) this.closing = this.finish(this.parts.stdio?.failureReason);
@@ -385,7 +390,7 @@ class ClientSession implements McpSession {
     return this.run('prompts/get', options, undefined, async (sdk) => normalizePromptMessages(await this.parts.client.request({ method: 'prompts/get', params: { name, arguments: args } }, GetPromptResultSchema, sdk)));
   }
 
-  onToolsListChanged(listener: () => void): () => void {
+  onListChanged(listener: (list: McpList) => void): () => void {
     this.listChangedListeners.add(listener);
     return () => this.listChangedListeners.delete(listener);
   }

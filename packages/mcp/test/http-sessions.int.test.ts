@@ -212,7 +212,7 @@ describe('list_changed over Streamable HTTP', () => {
     try {
       const changed = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('no list_changed within 10 s')), 10_000);
-        const unsubscribe = session.onToolsListChanged(() => {
+        const unsubscribe = session.onListChanged(() => {
           clearTimeout(timer);
           unsubscribe();
           resolve();

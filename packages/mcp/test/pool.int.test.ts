@@ -16,13 +16,13 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-function nextCall(pool: McpPool, target: Parameters<McpPool['onToolsListChanged']>[0], ms: number): Promise<void> {
+function nextCall(pool: McpPool, target: Parameters<McpPool['onListChanged']>[0], ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       unsubscribe();
       reject(new Error(`no list_changed within ${ms} ms`));
     }, ms);
-    const unsubscribe = pool.onToolsListChanged(target, () => {
+    const unsubscribe = pool.onListChanged(target, () => {
       clearTimeout(timer);
       unsubscribe();
       resolve();

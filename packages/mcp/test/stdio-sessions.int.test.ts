@@ -190,7 +190,7 @@ describe('tools/list_changed', () => {
     const session = await connectMcp(fixtureStdioTarget('mutable', { STATE_FILE: stateFile }), { timeoutMs: 20_000 });
     try {
       const before = await session.listTools({ timeoutMs: 10_000 });
-      const changed = waitForCalls((listener) => session.onToolsListChanged(listener), 1, 10_000);
+      const changed = waitForCalls((listener) => session.onListChanged(listener), 1, 10_000);
       await session.callTool('mutate', {}, { timeoutMs: 10_000 });
       await changed;
       const after = await session.listTools({ timeoutMs: 10_000 });
@@ -208,7 +208,7 @@ describe('tools/list_changed', () => {
     await writeFile(stateFile, JSON.stringify({ version: 1 }));
     const session = await connectMcp(fixtureStdioTarget('mutable', { STATE_FILE: stateFile }), { timeoutMs: 20_000 });
     try {
-      const changed = waitForCalls((listener) => session.onToolsListChanged(listener), 1, 10_000);
+      const changed = waitForCalls((listener) => session.onListChanged(listener), 1, 10_000);
       await writeFile(stateFile, JSON.stringify({ version: 5, hidden: true }));
       await changed;
       expect((await session.listTools({ timeoutMs: 10_000 })).map((tool) => tool.name)).toEqual(['stable_tool', 'mutate']);

@@ -58,7 +58,7 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
 
       const streamLog = logger.child({ component: 'streams' });
       const streams = new ToolListStreams({
-        list: (caller, signal) => tools.list(caller, signal),
+        list: (caller, signal) => tools.lists(caller, signal),
         maxStreams: config.MCP_ENDPOINT_MAX_STREAMS,
         debounceMs: LIST_CHANGE_QUIET_MS,
         onError: (err, what) => mcpLog.warn({ err }, what),

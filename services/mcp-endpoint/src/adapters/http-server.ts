@@ -155,14 +155,14 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
     await answerMcpPost({ req, res, body, caller: auth.caller, session, headerTimeoutMs }, options.protocol);
   };
 
-  // The GET stream: kept open for server notifications (tools/list_changed) until the client leaves, the token
+  // The GET stream: kept open for server notifications (the lists' list_changed) until the client leaves, the token
   // expires or the endpoint stops. Bounded per replica: past the bound, 503 (another replica may have room).
   const serveStream = async (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
     if (options.signal.aborted || !options.streams.hasRoom()) return refuse(res, 'TEMPORARY_UNAVAILABLE', 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
     // The SDK would answer this too, but only after the stream was counted and its tool set asked for.
     if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return refuse(res, 'INVALID_ARGUMENT', 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     const stream = await openMcpStream(req, res, options.protocol);
-    const unregister = options.streams.open(caller, { notify: () => stream.notifyToolsChanged(), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
+    const unregister = options.streams.open(caller, { notify: (kind) => stream.notifyListChanged(kind), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
     if (unregister === undefined) return stream.close();
     void stream.ended.then(unregister);
   };

@@ -28,6 +28,7 @@ import type { InFlightCalls } from '../app/in-flight-calls.js';
 import { inToolCallSpan } from './call-tracing.js';
 import { outcomeOfResponse, rpcMessagesOf, type RequestOutcome } from '../core/request-outcome.js';
 import type { EndpointMetrics } from './endpoint-metrics.js';
+import type { McpListKind } from '../core/tool-set-digest.js';
 
 /** The protocol versions the endpoint speaks (the SDK's). */
 export const supportedProtocolVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
@@ -188,8 +189,8 @@ export async function answerMcpPost(post: McpPost, deps: McpProtocolDeps): Promi
 
 /** An open GET stream: the server-to-client messages of a client that are no answer to a request. */
 export interface McpStream {
-  /** Sends `notifications/tools/list_changed` on it. */
-  notifyToolsChanged(): Promise<void>;
+  /** Sends `notifications/<kind>/list_changed` on it. */
+  notifyListChanged(kind: McpListKind): Promise<void>;
   /** Ends it (the response finishes; the client may reconnect). */
   close(): void;
   /** Resolves when the response has ended, for whatever reason. */
@@ -215,7 +216,9 @@ export async function openMcpStream(req: IncomingMessage, res: ServerResponse, d
   await server.connect(transport);
   // The transport writes the response for as long as the stream lasts: not awaited.
   transport.handleRequest(req, res).catch(deps.onError);
-  return { notifyToolsChanged: () => server.sendToolListChanged(), close, ended };
+  const notifyListChanged = (kind: McpListKind) =>
+    kind === 'tools' ? server.sendToolListChanged() : kind === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged();
+  return { notifyListChanged, close, ended };
 }
 
 /** The JSON-RPC messages of a body (one message, or a batch). */

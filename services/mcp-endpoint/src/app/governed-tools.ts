@@ -2,7 +2,9 @@ import type { ToolplaneClient } from '@toolplane/client';
 import { McpCallRequestMeta, hasErrorCode, isFlowToolId, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
 import { mcpCallKey } from '../core/call-key.js';
 import { resultOfFailure, resultOfInvocation, resultOfPendingApproval, type McpCallToolResult } from '../core/call-result.js';
+import { toMcpPrompt, toMcpResource } from '../core/read-mapping.js';
 import { mcpToolName, toMcpTool, toolIdOfName, type McpToolEntry } from '../core/tool-mapping.js';
+import type { McpLists } from '../core/tool-set-digest.js';
 import type { Caller } from './authenticate.js';
 
 /** A problem with the MCP request itself (not with the call): answered as a JSON-RPC error, never as a tool result. */
@@ -30,6 +32,8 @@ export interface ToolCall {
 /** The MCP tool operations, each through the governed pipeline as the calling agent. */
 export interface GovernedTools {
   list(caller: Caller, signal: AbortSignal): Promise<McpToolEntry[]>;
+  /** The caller's tools, resources and prompts as MCP lists them, from one effective set (what a stream compares). */
+  lists(caller: Caller, signal: AbortSignal): Promise<McpLists>;
   call(caller: Caller, call: ToolCall, signal: AbortSignal): Promise<McpCallToolResult>;
 }
 
@@ -92,6 +96,15 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
       const client = await clientFor(caller.scope);
       const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
       return set.tools.filter((tool) => onSurface(caller, tool.toolId)).map(toMcpTool);
+    },
+
+    async lists(caller, signal) {
+      const client = await clientFor(caller.scope);
+      const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
+      const tools = set.tools.filter((tool) => onSurface(caller, tool.toolId)).map(toMcpTool);
+      // The endpoint of flow-backed tools serves those tools alone: no resources, no prompts.
+      if (caller.surface === 'flows') return { tools, resources: [], prompts: [] };
+      return { tools, resources: (set.resources ?? []).map(toMcpResource), prompts: (set.prompts ?? []).map(toMcpPrompt) };
     },
 
     async call(caller, call, signal) {

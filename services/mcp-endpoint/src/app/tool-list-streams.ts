@@ -1,28 +1,28 @@
 import { changeCovers, type ToolSetChange } from '../core/tool-set-change.js';
-import { toolSetDigest } from '../core/tool-set-digest.js';
-import type { McpToolEntry } from '../core/tool-mapping.js';
+import { changedLists, listDigests, type ListDigests, type McpListKind, type McpLists } from '../core/tool-set-digest.js';
 import type { Caller } from './authenticate.js';
 
 // The notification streams (MCP's GET streams) open on this replica, and what each one's client last saw. A change
 // of a read model the adapter computes tool sets from names a tenant or workspace; after a short quiet period (a
 // binding writes several descriptor versions at once, an operator may flip several switches) every stream of that
-// scope asks the adapter for its caller's set again, and only a stream whose set's digest moved is told
-// `notifications/tools/list_changed`. The set is always the adapter's, asked with the stream's own token: the
+// scope asks the adapter for its caller's set again, and a stream is told `notifications/tools/list_changed`,
+// `notifications/resources/list_changed` or `notifications/prompts/list_changed` for each of its lists whose digest
+// moved. The set is always the adapter's, asked with the stream's own token: the
 // endpoint never works out itself what an agent may see. Streams opened with the same token (one client's
 // reconnects, one agent's several clients) share one question per change: a token names one workspace and one
 // agent, so its answer is theirs alike.
 
 /** Where a stream's notifications go. */
 export interface ToolListSink {
-  /** Sends `notifications/tools/list_changed` on the stream. */
-  notify(): Promise<void>;
+  /** Sends `notifications/<kind>/list_changed` on the stream. */
+  notify(kind: McpListKind): Promise<void>;
   /** Ends the stream (the client may open another). */
   close(): void;
 }
 
 export interface ToolListStreamsOptions {
-  /** The caller's effective tool set as MCP lists it (the adapter's answer). */
-  readonly list: (caller: Caller, signal: AbortSignal) => Promise<McpToolEntry[]>;
+  /** The caller's effective tools, resources and prompts as MCP lists them (the adapter's answer). */
+  readonly list: (caller: Caller, signal: AbortSignal) => Promise<McpLists>;
   /** Open streams this replica serves at most; past it, `open` refuses. */
   readonly maxStreams: number;
   /** How long a scope stays quiet before its streams look again. */
@@ -38,8 +38,8 @@ interface OpenStream {
   readonly caller: Caller;
   readonly sink: ToolListSink;
   readonly abort: AbortController;
-  /** The digest of the set the client was last told about (or saw when it opened the stream). */
-  digest: string | undefined;
+  /** The digests of the lists the client was last told about (or saw when it opened the stream). */
+  digest: ListDigests | undefined;
   expiry: NodeJS.Timeout | undefined;
 }
 
@@ -90,8 +90,8 @@ export class ToolListStreams {
     this.#options.onEvent?.({ type: 'opened', caller, streams: this.#size });
     // Without a first digest the next change notifies (the client may have missed something): not fatal.
     this.#options.list(caller, stream.abort.signal).then(
-      (tools) => {
-        stream.digest ??= toolSetDigest(tools);
+      (lists) => {
+        stream.digest ??= listDigests(lists);
       },
       (error: unknown) => {
         if (!stream.abort.signal.aborted) this.#options.onError(error, 'reading the tool set a stream opened with');
@@ -170,13 +170,12 @@ export class ToolListStreams {
           look.again = false;
           const first = this.#byToken.get(token)?.values().next().value;
           if (first === undefined) return;
-          const digest = toolSetDigest(await this.#options.list(first.caller, this.#closing.signal));
+          const digest = listDigests(await this.#options.list(first.caller, this.#closing.signal));
           for (const stream of [...(this.#byToken.get(token) ?? [])]) {
-            const changed = digest !== stream.digest;
-            this.#options.onEvent?.({ type: 'looked', caller: stream.caller, changed, streams: this.#size });
-            if (!changed) continue;
+            const changed = changedLists(stream.digest, digest);
+            this.#options.onEvent?.({ type: 'looked', caller: stream.caller, changed: changed.length > 0, streams: this.#size });
             stream.digest = digest;
-            await stream.sink.notify().catch((error: unknown) => this.#options.onError(error, 'sending list_changed'));
+            for (const kind of changed) await stream.sink.notify(kind).catch((error: unknown) => this.#options.onError(error, 'sending list_changed'));
           }
         } while (look.again);
       } catch (error) {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EffectiveTool } from '@toolplane/contracts';
+import { toMcpResource, type McpResourceEntry } from '../core/read-mapping.js';
 import { toMcpTool, type McpToolEntry } from '../core/tool-mapping.js';
+import type { McpListKind } from '../core/tool-set-digest.js';
 import type { Caller } from './authenticate.js';
 import { ToolListStreams } from './tool-list-streams.js';
 
@@ -16,12 +18,13 @@ const callerOf = (agentId: string, workspace = 'main'): Caller => ({
 /** A registry whose sets are whatever `sets` holds per token, with sinks that count notifications and closes. */
 function harness(options: { maxStreams?: number } = {}) {
   const sets = new Map<string, McpToolEntry[]>();
+  const resources = new Map<string, McpResourceEntry[]>();
   const looks: { agentId: string; changed: boolean | undefined }[] = [];
   const asked: string[] = [];
   const streams = new ToolListStreams({
     list: (caller) => {
       asked.push(caller.claims.agentId);
-      return Promise.resolve(sets.get(caller.token) ?? []);
+      return Promise.resolve({ tools: sets.get(caller.token) ?? [], resources: resources.get(caller.token) ?? [], prompts: [] });
     },
     maxStreams: options.maxStreams ?? 10,
     debounceMs: 5,
@@ -33,13 +36,22 @@ function harness(options: { maxStreams?: number } = {}) {
     },
   });
   const sink = () => {
-    const counts = { notified: 0, closed: 0 };
-    return { counts, sink: { notify: () => Promise.resolve(void (counts.notified += 1)), close: () => void (counts.closed += 1) } };
+    const counts = { notified: 0, closed: 0, kinds: [] as McpListKind[] };
+    return {
+      counts,
+      sink: {
+        notify: (kind: McpListKind) => {
+          counts.kinds.push(kind);
+          return Promise.resolve(void (counts.notified += 1));
+        },
+        close: () => void (counts.closed += 1),
+      },
+    };
   };
   const settled = async (count: number) => {
     while (looks.length < count) await new Promise((resolve) => setTimeout(resolve, 2));
   };
-  return { sets, looks, asked, streams, sink, settled };
+  return { sets, resources, looks, asked, streams, sink, settled };
 }
 
 describe('the notification streams of a replica', () => {
@@ -65,6 +77,21 @@ describe('the notification streams of a replica', () => {
     streams.changed({ tenant: 'acme', workspace: undefined });
     await settled(4);
     expect([a.counts.notified, b.counts.notified]).toEqual([0, 1]);
+  });
+
+  it('tells a stream which of its lists changed: a resource bound notifies resources/list_changed alone', async () => {
+    const { sets, resources, streams, sink, settled } = harness();
+    const alice = callerOf('alice');
+    sets.set(alice.token, [tool('a.x')]);
+    const a = sink();
+    streams.open(alice, a.sink, undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    resources.set(alice.token, [
+      toMcpResource({ resourceId: 'docs.readme', toolVersion: '1', uri: 'file:///README.md', name: 'README', description: 'readme', knowledgeSource: 'docs', scope: 'WORKSPACE', classification: 'INTERNAL' }),
+    ]);
+    streams.changed({ tenant: 'acme', workspace: 'main' });
+    await settled(1);
+    expect(a.counts.kinds).toEqual(['resources']);
   });
 
   it('asks once per token for the streams it opened, and tells each of them', async () => {

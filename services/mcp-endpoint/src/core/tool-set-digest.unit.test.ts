@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EffectiveTool } from '@toolplane/contracts';
 import { toMcpTool } from './tool-mapping.js';
-import { toolSetDigest } from './tool-set-digest.js';
+import { changedLists, listDigests, toolSetDigest } from './tool-set-digest.js';
 
 const tool = (toolId: string, overrides: Partial<EffectiveTool> = {}) =>
   toMcpTool({ toolId, toolVersion: '1', name: toolId.replace('.', '__'), description: toolId, inputSchema: { type: 'object' }, sideEffectClass: 'READ', riskClass: 'LOW', requiresApproval: false, ...overrides });
@@ -19,5 +19,16 @@ describe('the digest of a tool set', () => {
     expect(toolSetDigest([tool('a.x', { sideEffectClass: 'WRITE' })])).not.toBe(base);
     expect(toolSetDigest([tool('a.x', { requiresApproval: true })])).not.toBe(base);
     expect(toolSetDigest([tool('a.x')])).toBe(base);
+  });
+});
+
+describe('the digests of the three lists', () => {
+  it('move apart: a tool changed moves the tools digest only, and nothing seen before counts as all changed', () => {
+    const prompt = { name: 'p.greet', description: 'greets', arguments: [{ name: 'who', required: true }] };
+    const before = listDigests({ tools: [tool('a.x')], resources: [], prompts: [prompt] });
+    expect(changedLists(before, listDigests({ tools: [tool('a.x'), tool('b.y')], resources: [], prompts: [prompt] }))).toEqual(['tools']);
+    expect(changedLists(before, listDigests({ tools: [tool('a.x')], resources: [], prompts: [{ ...prompt, arguments: [] }] }))).toEqual(['prompts']);
+    expect(changedLists(before, listDigests({ tools: [tool('a.x')], resources: [], prompts: [prompt] }))).toEqual([]);
+    expect(changedLists(undefined, before)).toEqual(['tools', 'resources', 'prompts']);
   });
 });

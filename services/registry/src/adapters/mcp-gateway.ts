@@ -15,8 +15,8 @@ export interface McpGateway {
   rediscover(server: McpServer, signal?: AbortSignal): Promise<DiscoveredCapabilities>;
   /** A ping over the watched session, opening it if needed; a failure drops the session so the next check reconnects. */
   ping(server: McpServer, signal?: AbortSignal): Promise<void>;
-  /** Calls `listener` on every tools/list_changed of the server's watched session, across reconnections. */
-  onToolsListChanged(server: McpServer, listener: () => void): Promise<() => void>;
+  /** Calls `listener` on every list_changed (tools, resources or prompts) of the server's watched session, across reconnections. */
+  onListChanged(server: McpServer, listener: () => void): Promise<() => void>;
   /** Closes the watched session of a server (a lost lease, a retired server). */
   release(server: McpServer): Promise<void>;
   /** The path a stdio command resolves to, or undefined when it is not an executable file. */
@@ -128,8 +128,8 @@ export function createMcpGateway(options: McpGatewayOptions): McpGateway {
     },
     rediscover: (server, signal) => watched(server, signal, (session) => discoverWith(session, options.requestTimeoutMs, signal)),
     ping: (server, signal) => watched(server, signal, (session) => session.ping(request(signal))),
-    async onToolsListChanged(server, listener) {
-      return pool.onToolsListChanged(await targetOf(server, resolve), listener);
+    async onListChanged(server, listener) {
+      return pool.onListChanged(await targetOf(server, resolve), listener);
     },
     async release(server) {
       await pool.evict(await targetOf(server, resolve)).catch(() => undefined);

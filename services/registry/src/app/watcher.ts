@@ -70,7 +70,7 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
     if (entry === undefined) {
       const fresh: Held = { server, unsubscribe: undefined, lastDiscoveryMs: 0, listChanged: false };
       held.set(server.serverId, fresh);
-      fresh.unsubscribe = await context.mcp.onToolsListChanged(server, () => {
+      fresh.unsubscribe = await context.mcp.onListChanged(server, () => {
         fresh.listChanged = true;
         wakeUp();
       });
