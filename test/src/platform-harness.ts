@@ -24,6 +24,7 @@ import {
   invocationRequestSubject,
   type AgentProfileInput,
   type CommandService,
+  type InvocationResult,
   type LookupInvocationReply,
   type Scope,
   type TenantPolicyInput,
@@ -143,6 +144,17 @@ export type InvocationBody = Omit<InvocationRequest, 'contextToken' | 'correlati
   replyInbox?: string;
 };
 
+
+/** A call's ending as the tests compare it: its status, and its failure's code and message. */
+export function endingOf(result: InvocationResult) {
+  return { status: result.status, code: result.receipt.failure?.code, message: result.receipt.failure?.message };
+}
+
+/** The ending of a call the adapter answered with a result; a refusal without one fails the test, naming it. */
+export function endingOfReply(reply: InvocationReply) {
+  if (!reply.ok) throw new Error(`the call was refused: ${reply.error.code}: ${reply.error.message}`);
+  return endingOf(reply.data);
+}
 /** Polls `probe` until it yields a value (not undefined, null or false) or the deadline passes. */
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -3,11 +3,11 @@
 // conflicts with, and every call through a server naming a bundle is evaluated against it besides the agent's profile
 // and the tenant's policy, with the bundle named in the reasons; a changed bundle governs the next call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adapterCommandSchemas, adapterOperations, commandSubject, type InvocationReply, type PolicyBundleInput } from '@toolplane/contracts';
+import { adapterCommandSchemas, adapterOperations, commandSubject, type PolicyBundleInput } from '@toolplane/contracts';
 import { request } from '@toolplane/messaging';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, e2eTenantPolicy, registerServer, startPlatform, waitForTools, type Platform } from './platform-harness.js';
+import { agent, endingOfReply, e2eTenantPolicy, registerServer, startPlatform, waitForTools, type Platform } from './platform-harness.js';
 
 const infra = testScope('bundles');
 let platform: Platform;
@@ -35,10 +35,6 @@ async function effectiveTools() {
   });
 }
 
-function outcome(reply: InvocationReply) {
-  if (!reply.ok) throw new Error(`the call was refused: ${reply.error.code}: ${reply.error.message}`);
-  return { status: reply.data.status, code: reply.data.receipt.failure?.code, message: reply.data.receipt.failure?.message };
-}
 
 beforeAll(async () => {
   platform = await startPlatform(infra, 'bundles');
@@ -65,7 +61,7 @@ describe('a server policy bundle', () => {
     await registerServer(platform, 'plain', [process.execPath, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile('plain') }, [{ tool: 'count_calls', flags: write }]);
     await waitForTools(platform, ['strict.count_calls', 'plain.count_calls']);
 
-    expect(outcome(await platform.invoke({ toolId: 'strict.count_calls', arguments: {}, idempotencyKey: 'strict-1' }))).toEqual({
+    expect(endingOfReply(await platform.invoke({ toolId: 'strict.count_calls', arguments: {}, idempotencyKey: 'strict-1' }))).toEqual({
       status: 'DENIED',
       code: 'AUTHORIZATION_DENIED',
       message: 'policy bundle "payments-strict" denies WRITE',
@@ -76,11 +72,11 @@ describe('a server policy bundle', () => {
     expect(offered.tools.map((tool) => tool.toolId)).toEqual(['plain.count_calls']);
     expect(offered.hidden?.find((tool) => tool.toolId === 'strict.count_calls')?.reasons).toEqual([{ code: 'CLASS_DENIED', message: 'policy bundle "payments-strict" denies WRITE' }]);
     // The same tool through a server naming no bundle runs: the tenant policy allows it.
-    expect(outcome(await platform.invoke({ toolId: 'plain.count_calls', arguments: {}, idempotencyKey: 'plain-1' })).status).toBe('SUCCESS');
+    expect(endingOfReply(await platform.invoke({ toolId: 'plain.count_calls', arguments: {}, idempotencyKey: 'plain-1' })).status).toBe('SUCCESS');
 
     await putBundle(bundle('payments-strict'), version);
     expect((await effectiveTools()).tools.map((tool) => tool.toolId)).toEqual(['plain.count_calls', 'strict.count_calls']);
-    expect(outcome(await platform.invoke({ toolId: 'strict.count_calls', arguments: {}, idempotencyKey: 'strict-2' })).status).toBe('SUCCESS');
+    expect(endingOfReply(await platform.invoke({ toolId: 'strict.count_calls', arguments: {}, idempotencyKey: 'strict-2' })).status).toBe('SUCCESS');
     expect(await platform.executions('strict', 'count_calls')).toBe(1);
   });
 

@@ -8,7 +8,7 @@ import { adapterCommandSchemas, adapterOperations, approvalCommandSchemas, comma
 import { request } from '@toolplane/messaging';
 import { FixtureServer, fixtureServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, endingOfReply, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 
 const infra = testScope('releases');
 let platform: Platform;
@@ -36,10 +36,6 @@ async function hiddenByRelease(toolId: string) {
   });
 }
 
-function outcome(reply: InvocationReply) {
-  if (!reply.ok) throw new Error(`the call was refused: ${reply.error.code}: ${reply.error.message}`);
-  return { status: reply.data.status, code: reply.data.receipt.failure?.code, message: reply.data.receipt.failure?.message };
-}
 
 /** The terminal status of a call by its key, once it has one; undefined while it has none. */
 async function endedAs(idempotencyKey: string) {
@@ -201,13 +197,13 @@ describe('releases', () => {
     recorder.stop();
     expect((await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId })).approval.state).toBe('Pending');
 
-    expect(outcome(await platform.invoke({ toolId: 'deprecated.count_calls', arguments: {}, idempotencyKey: 'after-deprecation' }))).toEqual({
+    expect(endingOfReply(await platform.invoke({ toolId: 'deprecated.count_calls', arguments: {}, idempotencyKey: 'after-deprecation' }))).toEqual({
       status: 'DENIED',
       code: 'CONFLICT',
       message: 'deprecated.count_calls@1 is not active (ReleaseDeprecated: release r-deprecate was deprecated)',
     });
     expect(await platform.toolplane('approvals', 'approve', approvalId, '--reason', 'finish it')).toMatchObject({ code: 0, err: '' });
-    expect(outcome(await parkedReply).status).toBe('SUCCESS');
+    expect(endingOfReply(await parkedReply).status).toBe('SUCCESS');
     expect(await platform.executions('deprecated', 'count_calls')).toBe(1);
 
     const listed = await platform.toolplaneJson<{ items: { releaseId: string; state: string }[] }>('releases', 'list');

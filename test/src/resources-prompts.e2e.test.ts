@@ -6,11 +6,11 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToolplaneClient, promptMessages, resourceContents, type ToolplaneClient } from '@toolplane/client';
-import { JsonObject, registryCommandSchemas, registryOperations, verifyReceipt, type InvocationResult } from '@toolplane/contracts';
+import { JsonObject, registryCommandSchemas, registryOperations, verifyReceipt } from '@toolplane/contracts';
 import { connectMcp, type McpSession } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
-import { agent, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
+import { agent, endingOf, e2eTenantPolicy, registerServer, startPlatform, waitFor, waitForTools, type Platform } from './platform-harness.js';
 import { startHttpProcess, type HttpProcess } from './http-process.js';
 
 const infra = testScope('reads');
@@ -37,9 +37,6 @@ function streamsOpened(): number {
     .filter((line) => line.includes('"notification stream opened"')).length;
 }
 
-function failure(result: InvocationResult) {
-  return { status: result.status, code: result.receipt.failure?.code, message: result.receipt.failure?.message };
-}
 
 beforeAll(async () => {
   platform = await startPlatform(infra, 'reads');
@@ -102,7 +99,7 @@ describe('a bound resource', () => {
 
   it('above the agent’s clearance is denied, naming the classification; a higher clearance lets it be read', { timeout: 60_000 }, async () => {
     const denied = await client.readResource('everything.features', { idempotencyKey: 'read-features-1' });
-    expect(failure(denied)).toEqual({ status: 'DENIED', code: 'AUTHORIZATION_DENIED', message: 'everything.features is CONFIDENTIAL; the caller is cleared for INTERNAL at most' });
+    expect(endingOf(denied)).toEqual({ status: 'DENIED', code: 'AUTHORIZATION_DENIED', message: 'everything.features is CONFIDENTIAL; the caller is cleared for INTERNAL at most' });
     const hidden = await client.effectiveTools({ explain: true });
     expect(hidden.hidden?.find((item) => item.toolId === 'everything.features')?.reasons.map((reason) => reason.code)).toEqual(['CLASSIFICATION_ABOVE_CLEARANCE']);
 
@@ -122,7 +119,7 @@ describe('a bound resource', () => {
     expect(listed.find((view) => view.name === unbound)?.toolId).toBeUndefined();
     expect(listed.find((view) => view.name === architecture)).toMatchObject({ binding: 'Bound', invocable: true, toolId: 'everything.architecture', classification: 'INTERNAL' });
     const refused = await client.readResource('everything.startup_md', { idempotencyKey: 'read-unbound-1' });
-    expect(failure(refused)).toMatchObject({ status: 'DENIED', code: 'NOT_FOUND' });
+    expect(endingOf(refused)).toMatchObject({ status: 'DENIED', code: 'NOT_FOUND' });
     const session = await mcpSession();
     try {
       await expect(session.readResource(unbound)).rejects.toMatchObject({ message: expect.stringContaining('no resource demo://resource/static/document/startup.md is offered to this agent') as unknown });
@@ -132,7 +129,7 @@ describe('a bound resource', () => {
     // A tool is never run by a read: reading a tool's id is not found either.
     await platform.toolplaneJson('tools', 'bind', everythingId, 'echo', '--effect', 'read', '--risk', 'low', '--idempotency', 'natural');
     await waitForTools(platform, ['everything.echo']);
-    expect(failure(await client.readResource('everything.echo', { idempotencyKey: 'read-a-tool-1' }))).toMatchObject({ status: 'DENIED', code: 'NOT_FOUND' });
+    expect(endingOf(await client.readResource('everything.echo', { idempotencyKey: 'read-a-tool-1' }))).toMatchObject({ status: 'DENIED', code: 'NOT_FOUND' });
   });
 });
 
@@ -156,7 +153,7 @@ describe('a bound prompt', () => {
     expect(result.receipt).toMatchObject({ state: 'Observed', toolId: 'everything.weather' });
     expect(JSON.stringify(promptMessages(result).messages)).toContain('Lisbon');
     // A required argument missing is refused by the schema the binding made of the prompt's arguments.
-    expect(failure(await client.getPrompt('everything.weather', {}, { idempotencyKey: 'prompt-weather-2' }))).toMatchObject({ status: 'DENIED', code: 'INVALID_ARGUMENT' });
+    expect(endingOf(await client.getPrompt('everything.weather', {}, { idempotencyKey: 'prompt-weather-2' }))).toMatchObject({ status: 'DENIED', code: 'INVALID_ARGUMENT' });
 
     const session = await mcpSession();
     try {
@@ -195,7 +192,7 @@ describe('drift of a resource definition', () => {
       const result = await client.readResource('mutable.notes', { idempotencyKey: `notes-after-${Date.now()}` });
       return result.status === 'DENIED' ? result : undefined;
     });
-    expect(failure(refused)).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not active (DefinitionChanged)') as unknown });
+    expect(endingOf(refused)).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not active (DefinitionChanged)') as unknown });
     await waitFor('resources/list_changed after the suspension', () => heard.filter((list) => list === 'resources').length >= 2);
     expect((await session.listResources()).map((resource) => resource.uri)).not.toContain('toolplane://resources/mutable.notes');
     // Nothing of its tools or prompts changed.
