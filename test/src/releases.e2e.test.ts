@@ -166,7 +166,7 @@ describe('releases', () => {
     // Binding anew is refused, naming the release and its state; the release reads back as revoked.
     const bind = await platform.toolplane('tools', 'bind', serverId, 'count_calls', ...read);
     expect(bind.code).toBe(1);
-    expect(bind.err.trim()).toBe('CONFLICT: cannot bind a tool of server revoked: its release r-revoke is Revoked');
+    expect(bind.err.trim()).toBe('CONFLICT: cannot bind a tool of server revoked: its release r-revoke is Revoked, not Published');
     expect(await platform.toolplaneJson('releases', 'get', 'r-revoke')).toMatchObject({ releaseId: 'r-revoke', state: 'Revoked', inFlight: 'CANCEL_PENDING', reason: 'leaked key' });
     // The same revocation again retires nothing more; revocation is final.
     expect(await platform.toolplaneJson('releases', 'revoke', 'r-revoke')).toMatchObject({ retiredDescriptors: 0 });

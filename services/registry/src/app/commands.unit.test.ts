@@ -225,7 +225,7 @@ describe('releases', () => {
     ]);
     // The same deprecation again changes nothing; a revocation retires nothing more (all retired already).
     expect(await deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ retiredDescriptors: 0, release: { version: deprecated.release.version } });
-    await expect(bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator)).rejects.toMatchObject({ code: 'CONFLICT', message: 'cannot bind a tool of server everything: its release r1 is Deprecated' });
+    await expect(bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator)).rejects.toMatchObject({ code: 'CONFLICT', message: 'cannot bind a tool of server everything: its release r1 is Deprecated, not Published' });
     expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ release: { state: 'Revoked', inFlight: 'CANCEL_PENDING' }, retiredDescriptors: 0 });
     await expect(deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(published.filter((event) => event.type.startsWith('Release')).map((event) => event.type)).toEqual(['ReleasePublished', 'ReleaseDeprecated', 'ReleaseRevoked']);

@@ -22,7 +22,7 @@ import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
 import { changeDescriptor, changeServer, createDescriptor, descriptorVersions, descriptorsOfServer, loadServer } from './aggregates.js';
 import type { Actor, RegistryContext } from './registry-context.js';
-import { readRelease } from './release-commands.js';
+import { assertReleasePublished, readRelease } from './release-commands.js';
 import { retirementReasonOf } from '../core/release-aggregate.js';
 
 const maxBindAttempts = 5;
@@ -141,7 +141,7 @@ async function bindItem(context: RegistryContext, scope: Scope, spec: BindSpec, 
     }
     // Refusals of the server (its state, its authentication, its release) come before anything is written.
     decideServer({ type: 'ApproveBindings', at: who.at }, server);
-    if (server.releaseId !== undefined) await assertBindableRelease(context, scope, capability, server.name, server.releaseId, signal);
+    if (server.releaseId !== undefined) await assertReleasePublished(context, scope, server.releaseId, `bind a ${capability} of server ${server.name}`, signal);
     const toolId = requestedId ?? defaultToolId(server.name, idName);
     // A server named `flows` would otherwise bind into the reserved namespace by default.
     assertNotFlowToolId(toolId);
@@ -188,14 +188,6 @@ async function bindItem(context: RegistryContext, scope: Scope, spec: BindSpec, 
     return withPublicationCheck(context, scope, { descriptor: after, created: true, serverState: approved.server.state }, signal);
   }
   throw new ToolplaneError('CONFLICT', `the bindings of this ${capability} kept changing under this bind; try again`, { retryable: true });
-}
-
-/** Refuses a bind from a server whose release is not Published (CONFLICT naming the release and its state). */
-async function assertBindableRelease(context: RegistryContext, scope: Scope, capability: McpCapability, serverName: string, releaseId: string, signal?: AbortSignal): Promise<void> {
-  const { release } = await readRelease(context, scope, releaseId, signal);
-  if (release?.state === 'Published') return;
-  const state = release?.state ?? 'not published';
-  throw new ToolplaneError('CONFLICT', `cannot bind a ${capability} of server ${serverName}: its release ${releaseId} is ${state}`, { details: { releaseId, state } });
 }
 
 /**
