@@ -31,7 +31,14 @@ export async function serveEffectiveToolSet(runtime: InvocationRuntime, signal?:
       const [agentProfile, tenantPolicy, serverBundles] = await Promise.all([
         runtime.policies.agentProfile(scope.tenant, scope.workspace, caller.agentId, context.signal),
         runtime.policies.tenantPolicy(scope.tenant, now, context.signal),
-        serverBundlesOf(runtime, scope, descriptors, context.signal),
+        // Only the servers of tools that can be offered: an inactive or unhealthy tool is hidden whatever its bundle
+        // says, and a retired server's lookup would otherwise hold the whole set up.
+        serverBundlesOf(
+          runtime,
+          scope,
+          descriptors.filter((descriptor) => descriptor.active && descriptor.healthy),
+          context.signal,
+        ),
       ]);
       return effectiveTools({
         scope,
