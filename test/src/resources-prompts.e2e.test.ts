@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToolplaneClient, promptMessages, resourceContents, type ToolplaneClient } from '@toolplane/client';
-import { JsonObject, registryCommandSchemas, registryOperations, verifyReceipt } from '@toolplane/contracts';
+import { JsonObject, registryCommandSchemas, registryOperations, verifyReceipt, type BindToolReply } from '@toolplane/contracts';
 import { connectMcp, type McpSession } from '@toolplane/mcp';
 import { FixtureServer, fixtureServerPath, realServerPath } from '@toolplane/mcp/testing';
 import { testScope } from '@toolplane/testing';
@@ -18,6 +18,8 @@ let platform: Platform;
 let client: ToolplaneClient;
 let endpoint: HttpProcess;
 let everythingId: string;
+/** What the bind of the confidential resource reported (the agent, cleared for INTERNAL, lists it). */
+let featuresBind: BindToolReply;
 
 const architecture = 'demo://resource/static/document/architecture.md';
 const features = 'demo://resource/static/document/features.md';
@@ -44,9 +46,9 @@ beforeAll(async () => {
   await platform.putAgentProfile(profile);
   everythingId = await registerServer(platform, 'everything', [process.execPath, realServerPath('everything'), 'stdio'], {}, []);
   const bindResource = (uri: string, id: string, classification: string) =>
-    platform.toolplaneJson('resources', 'bind', everythingId, uri, '--resource-id', id, '--knowledge-source', 'everything-docs', '--classification', classification);
-  await bindResource(architecture, 'everything.architecture', 'internal');
-  await bindResource(features, 'everything.features', 'confidential');
+    platform.toolplaneJson<BindToolReply>('resources', 'bind', everythingId, uri, '--resource-id', id, '--knowledge-source', 'everything-docs', '--classification', classification);
+  expect((await bindResource(architecture, 'everything.architecture', 'internal')).conflicts).toEqual([]);
+  featuresBind = await bindResource(features, 'everything.features', 'confidential');
   await platform.toolplaneJson('prompts', 'bind', everythingId, 'args-prompt', '--prompt-id', 'everything.weather', '--target', 'workflow-step:trip-planning/ask-weather');
   await waitForTools(platform, ['everything.architecture', 'everything.features', 'everything.weather']);
   client = await createToolplaneClient({ messaging: platform.messaging, scope: platform.scope, contextToken: await platform.agentToken() });
@@ -97,7 +99,10 @@ describe('a bound resource', () => {
     }
   });
 
-  it('above the agent’s clearance is denied, naming the classification; a higher clearance lets it be read', { timeout: 60_000 }, async () => {
+  it('above the agent’s clearance is reported at bind time, denied at read time naming the classification; a higher clearance lets it be read', { timeout: 60_000 }, async () => {
+    expect(featuresBind.conflicts).toEqual([
+      { agentId: agent.agentId, code: 'CLASSIFICATION_ABOVE_CLEARANCE', reason: 'everything.features is CONFIDENTIAL; the agent lists it (pattern everything.**) but is cleared for INTERNAL at most' },
+    ]);
     const denied = await client.readResource('everything.features', { idempotencyKey: 'read-features-1' });
     expect(endingOf(denied)).toEqual({ status: 'DENIED', code: 'AUTHORIZATION_DENIED', message: 'everything.features is CONFIDENTIAL; the caller is cleared for INTERNAL at most' });
     const hidden = await client.effectiveTools({ explain: true });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InvocationResult } from './invocation-result.js';
-import { RiskClass, SideEffectClass } from './classification.js';
+import { DataClassification, RiskClass, SideEffectClass } from './classification.js';
 import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, PolicyBundle, PolicyBundleName, PublicationConflict, TenantPolicy } from './policy.js';
 import { ExternalId, IdempotencyKey, InvocationId, JsonObject, ToolCallId, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
 import { InvocationState } from './states.js';
@@ -184,8 +184,14 @@ export type CheckPolicyBundleReply = z.infer<typeof CheckPolicyBundleReply>;
  * (allowedTools matches it, deniedTools does not) but may not use it at this class and risk (model rule D21).
  */
 export const CheckToolPublicationRequest = z
-  .strictObject({ toolId: ToolId, sideEffectClass: SideEffectClass, riskClass: RiskClass })
-  .meta({ description: 'Finds the agent profiles that list a tool but whose class or risk ceiling it exceeds.' });
+  .strictObject({
+    toolId: ToolId,
+    sideEffectClass: SideEffectClass,
+    riskClass: RiskClass,
+    /** A resource's data classification, checked against each listing agent's clearance. */
+    classification: DataClassification.optional(),
+  })
+  .meta({ description: 'Finds the agent profiles that list a tool but whose class or risk ceiling (or, for a resource, clearance) it exceeds.' });
 export type CheckToolPublicationRequest = z.infer<typeof CheckToolPublicationRequest>;
 
 export const CheckToolPublicationReply = z.strictObject({ conflicts: z.array(PublicationConflict).max(4096) });

@@ -413,7 +413,7 @@ export type EffectiveToolSet = z.infer<typeof EffectiveToolSet>;
  */
 export const PublicationConflict = z.strictObject({
   agentId: ExternalId,
-  code: z.enum(['CLASS_ABOVE_AGENT_MAX', 'RISK_ABOVE_AGENT_MAX']),
+  code: z.enum(['CLASS_ABOVE_AGENT_MAX', 'RISK_ABOVE_AGENT_MAX', 'CLASSIFICATION_ABOVE_CLEARANCE']),
   reason: boundedText(512),
 });
 export type PublicationConflict = z.infer<typeof PublicationConflict>;

@@ -1,4 +1,4 @@
-import type { McpServerRecord, PublicationConflict, RegistryEvent, ReleaseRecord, RiskClass, Scope, ServerNameRecord, SideEffectClass, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
+import type { CheckToolPublicationRequest, McpServerRecord, PublicationConflict, RegistryEvent, ReleaseRecord, Scope, ServerNameRecord, ToolDescriptor, ToolDescriptorRecord } from '@toolplane/contracts';
 import type { EventStore, StoredAppend } from '@toolplane/event-store';
 import type { StoreCollection } from '@toolplane/store';
 import type { McpGateway } from '../adapters/mcp-gateway.js';
@@ -18,12 +18,8 @@ export interface RegistryStores {
 export interface PolicyChecks {
   /** Whether calls through a server naming this bundle could be governed (`default` always can). */
   policyBundleExists(scope: Scope, name: string, signal?: AbortSignal): Promise<boolean>;
-  /** The agent profiles of the workspace that list the tool but may not use it at this class and risk (D21). */
-  publicationConflicts(
-    scope: Scope,
-    tool: { readonly toolId: string; readonly sideEffectClass: SideEffectClass; readonly riskClass: RiskClass },
-    signal?: AbortSignal,
-  ): Promise<PublicationConflict[]>;
+  /** The agent profiles of the workspace that list the tool but may not use it at this class and risk, or not read it at this classification (D21). */
+  publicationConflicts(scope: Scope, tool: CheckToolPublicationRequest, signal?: AbortSignal): Promise<PublicationConflict[]>;
 }
 
 /** What the registry's use cases run with: the record, the read models its list queries read, MCP, publication, the clock and ids. */

@@ -33,9 +33,10 @@ const maxBindAttempts = 5;
  */
 async function withPublicationCheck(context: RegistryContext, scope: Scope, reply: Omit<BindToolReply, 'conflicts' | 'conflictsUnknown'>, signal?: AbortSignal): Promise<BindToolReply> {
   if (context.policies === undefined) return { ...reply, conflictsUnknown: 'this registry is not connected to the tool adapter’s policy checks' };
-  const { toolId, sideEffectClass, riskClass } = reply.descriptor;
+  const { toolId, sideEffectClass, riskClass, resource } = reply.descriptor;
+  const tool = { toolId, sideEffectClass, riskClass, ...(resource === undefined ? {} : { classification: resource.classification }) };
   try {
-    return { ...reply, conflicts: await context.policies.publicationConflicts(scope, { toolId, sideEffectClass, riskClass }, signal) };
+    return { ...reply, conflicts: await context.policies.publicationConflicts(scope, tool, signal) };
   } catch (error) {
     const wire = toWireError(error);
     return { ...reply, conflictsUnknown: `the tool adapter could not check the agent profiles: ${wire.code} ${wire.message}`.slice(0, 1024) };

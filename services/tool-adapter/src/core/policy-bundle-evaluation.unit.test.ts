@@ -143,6 +143,14 @@ describe('publicationConflicts', () => {
     ]);
   });
 
+  it('reports an agent whose clearance is below a resource’s classification (INTERNAL when the profile names none)', () => {
+    const resource = { toolId: 'github.handbook', sideEffectClass: 'READ', riskClass: 'LOW', classification: 'CONFIDENTIAL' } as const;
+    expect(publicationConflicts(resource, [profile({ agentId: 'cleared', clearance: 'RESTRICTED' }), profile({ agentId: 'default' })])).toEqual([
+      { agentId: 'default', code: 'CLASSIFICATION_ABOVE_CLEARANCE', reason: 'github.handbook is CONFIDENTIAL; the agent lists it (pattern github.*) but is cleared for INTERNAL at most' },
+    ]);
+    expect(publicationConflicts({ ...resource, classification: 'INTERNAL' }, [profile({ agentId: 'default' })])).toEqual([]);
+  });
+
   it('leaves out agents that do not list the tool or deny it explicitly', () => {
     expect(
       publicationConflicts(tool, [
