@@ -45,6 +45,9 @@ const fixtureTools = [
   'test_elicitation_sep1330_enums',
   'json_schema_2020_12_tool',
 ];
+/** The fixture's fixed resources and its prompts, as the scenarios read and fetch them (fixture-server.mjs). */
+const fixtureResources = ['test://static-text', 'test://static-binary', 'test://watched-resource'];
+const fixturePrompts = ['test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image'];
 /**
  * What a full run runs: the suite's active scenarios, and of its pending ones (not yet part of its verdict upstream)
  * json-schema-2020-12, because a gateway that rebuilt tool schemas instead of passing them on would fail it. The
@@ -161,7 +164,8 @@ function devToken(localDir, kind) {
 
 /**
  * `npm start`'s platform (infra/local/up.mjs) on free ports with its data in `localDir`, the fixture registered,
- * discovered and each of its tools bound (READ, LOW risk: the fixture changes nothing), and a development agent token.
+ * discovered and each of its tools, fixed resources and prompts bound (READ, LOW risk: the fixture changes nothing),
+ * and a development agent token.
  */
 async function startToolplane(localDir, proxyOrigin) {
   const [natsPort, monitorPort, mongoPort, debugPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
@@ -207,7 +211,16 @@ async function startToolplane(localDir, proxyOrigin) {
       const bound = await toolplane(platform, 'tools', 'bind', serverId, tool, '--effect', 'read', '--risk', 'low');
       if (!bound.descriptor.active) throw new Error(`conformance.${tool} was bound inactive`);
     }
-    say(`fixture registered (${serverId}) and ${fixtureTools.length} tools bound`);
+    // Its resources as an INTERNAL knowledge source (the development agent is cleared for INTERNAL), its prompts as skills.
+    for (const uri of fixtureResources) {
+      const bound = await toolplane(platform, 'resources', 'bind', serverId, uri, '--knowledge-source', 'conformance-fixture', '--classification', 'internal', '--risk', 'low');
+      if (!bound.descriptor.active) throw new Error(`the resource ${uri} was bound inactive`);
+    }
+    for (const prompt of fixturePrompts) {
+      const bound = await toolplane(platform, 'prompts', 'bind', serverId, prompt, '--target', `skill:${prompt}`, '--risk', 'low');
+      if (!bound.descriptor.active) throw new Error(`the prompt ${prompt} was bound inactive`);
+    }
+    say(`fixture registered (${serverId}); ${fixtureTools.length} tools, ${fixtureResources.length} resources and ${fixturePrompts.length} prompts bound`);
     // The development agent (dev-agent of dev/main, which may call every bound tool up to HIGH risk) at its workspace's endpoint.
     return { url: endpointUrl, token: devToken(localDir, 'agent-token'), server: 'conformance', stop };
   } catch (error) {
@@ -270,7 +283,7 @@ async function main() {
   let proxy;
   let ok = false;
   try {
-    // The endpoint wants a bearer token and names tools server.tool: the suite proxy adds the one and qualifies the other.
+    // The endpoint wants a bearer token and names tools and prompts server.name: the suite proxy adds the one and qualifies the other.
     proxy = service.token === undefined ? undefined : await startSuiteProxy({ target: new URL(service.url).origin, token: service.token, server: service.server, port: proxyPort });
     const suiteUrl = proxy === undefined ? service.url : proxy.url(new URL(service.url).pathname);
     say(`running the server scenarios against ${target === 'direct' ? 'the fixture' : 'the endpoint'} (${suiteUrl})`);

@@ -2,10 +2,11 @@
 // only --url), and nothing else:
 // - it adds `Authorization: Bearer <token>` to every request: the endpoint requires an agent token, and a token in
 //   the URL would be a credential in logs and history;
-// - it qualifies the tool name of a `tools/call` request with the fixture server's name (`test_simple_text` becomes
-//   `conformance.test_simple_text`): the scenarios call the fixture's tools by their bare names, while the endpoint
-//   names each tool by its governed id, `server.tool`, so that names from two servers never collide. A client that
-//   read tools/list sends the qualified name itself.
+// - it qualifies the name of a `tools/call` or `prompts/get` request with the fixture server's name (`test_simple_text`
+//   becomes `conformance.test_simple_text`): the scenarios ask for the fixture's tools and prompts by their bare names,
+//   while the endpoint names each by its governed id, `server.name`, so that names from two servers never collide. A
+//   client that read tools/list or prompts/list sends the qualified name itself. (Resources need nothing: the
+//   endpoint reads a bound resource by the server's own URI too.)
 // Everything else passes through as sent, Host and Origin included (the DNS-rebinding scenario sends a foreign Host
 // and Origin and expects the endpoint, not the proxy, to refuse them); answers are relayed untouched, streamed as
 // they arrive; a client that goes away aborts the upstream request.
@@ -26,8 +27,11 @@ export function forwardedHeaders(incoming, token) {
   return headers;
 }
 
-/** A JSON-RPC body (one message or a batch) with each tools/call's bare tool name qualified as `<server>.<name>`; unchanged otherwise. */
-export function qualifyToolCalls(body, server) {
+/** The requests whose `params.name` is a governed id, `server.name`. */
+const namedMethods = new Set(['tools/call', 'prompts/get']);
+
+/** A JSON-RPC body (one message or a batch) with each tools/call's or prompts/get's bare name qualified as `<server>.<name>`; unchanged otherwise. */
+export function qualifyNames(body, server) {
   let parsed;
   try {
     parsed = JSON.parse(body);
@@ -36,7 +40,7 @@ export function qualifyToolCalls(body, server) {
   }
   let changed = false;
   const qualify = (message) => {
-    const name = message?.method === 'tools/call' ? message.params?.name : undefined;
+    const name = namedMethods.has(message?.method) ? message.params?.name : undefined;
     if (typeof name !== 'string' || name.includes('.')) return message;
     changed = true;
     return { ...message, params: { ...message.params, name: `${server}.${name}` } };
@@ -54,7 +58,7 @@ async function readBody(req) {
 
 /**
  * Starts the proxy on 127.0.0.1 (`port`, or a free one) in front of `target` (the endpoint's origin, e.g.
- * http://127.0.0.1:7107), qualifying tool calls with `server`; paths are kept, so `url(path)` is the proxied form of
+ * http://127.0.0.1:7107), qualifying tool and prompt names with `server`; paths are kept, so `url(path)` is the proxied form of
  * the endpoint's `path`.
  */
 export async function startSuiteProxy({ target, token, server, port = 0 }) {
@@ -62,7 +66,7 @@ export async function startSuiteProxy({ target, token, server, port = 0 }) {
   const proxy = http.createServer((req, res) => {
     void (async () => {
       const headers = forwardedHeaders(req.headers, token);
-      const body = req.method === 'POST' ? Buffer.from(qualifyToolCalls((await readBody(req)).toString('utf8'), server), 'utf8') : undefined;
+      const body = req.method === 'POST' ? Buffer.from(qualifyNames((await readBody(req)).toString('utf8'), server), 'utf8') : undefined;
       if (body !== undefined) headers['content-length'] = String(body.length);
       const forward = http.request({ protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !hopHeaders.has(name))));
