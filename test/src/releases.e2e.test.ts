@@ -47,7 +47,7 @@ beforeAll(async () => {
   platform = await startPlatform(infra, 'releases');
   // WRITE is gated: a WRITE call parks for an approval, a READ call runs at once.
   await platform.putTenantPolicy(e2eTenantPolicy({ gateWrites: true }));
-  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: ['revoked.*', 'deprecated.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
+  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: ['revoked.*', 'deprecated.*', 'superseded.*'], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
 }, 300_000);
 
 afterAll(async () => {
@@ -213,5 +213,42 @@ describe('releases', () => {
         ['r-none', 'Published'],
       ]),
     );
+  });
+
+  it('revoking a deprecated release retires its tools again with the revocation\'s policy: a call parked under FINISH is voided then, and never runs', { timeout: 120_000 }, async () => {
+    await platform.toolplaneJson('releases', 'publish', 'r-superseded');
+    await registerServer(platform, 'superseded', [process.execPath, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile('superseded') }, [{ tool: 'count_calls', flags: write }], [
+      '--release',
+      'r-superseded',
+    ]);
+    await waitForTools(platform, ['superseded.count_calls']);
+    const recorder = await platform.recordEvents();
+    const parkedReply = platform.invoke({ toolId: 'superseded.count_calls', arguments: {}, idempotencyKey: 'parked-then-revoked' }, { timeoutMs: 90_000 });
+    const requested = await waitFor('ApprovalRequested', () =>
+      recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.toolId === 'superseded.count_calls'),
+    );
+    const { approvalId } = requested.data;
+    await waitFor('the approval to be Pending', async () => (await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId }).catch(() => undefined))?.approval.state === 'Pending');
+
+    expect(await platform.toolplaneJson('releases', 'deprecate', 'r-superseded')).toMatchObject({ release: { state: 'Deprecated', inFlight: 'FINISH' }, retiredDescriptors: 1 });
+    await waitFor('the deprecation event', () => recorder.events.some((event) => event.type === 'ToolDescriptorRetired' && event.data.toolId === 'superseded.count_calls' && event.data.inFlight === 'FINISH'));
+    expect((await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId })).approval.state).toBe('Pending');
+
+    // The revocation retires the deprecated version again (one descriptor), so CANCEL_PENDING reaches the parked call.
+    expect(await platform.toolplaneJson('releases', 'revoke', 'r-superseded', '--reason', 'withdrawn')).toMatchObject({ release: { state: 'Revoked', inFlight: 'CANCEL_PENDING' }, retiredDescriptors: 1 });
+    await waitFor('the revocation event', () =>
+      recorder.events.some((event) => event.type === 'ToolDescriptorRetired' && event.data.toolId === 'superseded.count_calls' && event.data.reason === 'ReleaseRevoked' && event.data.inFlight === 'CANCEL_PENDING'),
+    );
+    recorder.stop();
+    expect(await hiddenByRelease('superseded.count_calls')).toEqual({ code: 'RELEASE_NOT_PUBLISHED', message: 'superseded.count_calls@1 is not active (ReleaseRevoked: release r-superseded was revoked)' });
+    const ended = endingOfReply(await parkedReply);
+    expect(ended.status).toBe('DENIED');
+    expect(ended.message).toMatch(/^the approval is void/);
+    expect((await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId })).approval.state).toBe('Voided');
+    const approve = await platform.toolplane('approvals', 'approve', approvalId);
+    expect(approve.code).toBe(1);
+    expect(await platform.executions('superseded', 'count_calls')).toBe(0);
+    // Again: nothing left to retire.
+    expect(await platform.toolplaneJson('releases', 'revoke', 'r-superseded')).toMatchObject({ retiredDescriptors: 0 });
   });
 });

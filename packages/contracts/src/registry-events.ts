@@ -107,7 +107,8 @@ export type InFlightPolicy = z.infer<typeof InFlightPolicy>;
 
 /**
  * A tool version stopped being invocable: new calls of it are refused. Calls already accepted are refused too, unless
- * a release retired it with `inFlight` FINISH.
+ * a release retired it with `inFlight` FINISH. A revocation retires a version its release's deprecation retired
+ * again, with the revocation's policy.
  */
 export const ToolDescriptorRetired = defineEvent(
   'ToolDescriptorRetired',

@@ -109,6 +109,8 @@ export const ToolDescriptor = z.object({
   inactiveReason: DescriptorRetirementReason.optional(),
   /** The in-flight policy of the release change that retired it (ReleaseDeprecated, ReleaseRevoked). */
   inFlight: InFlightPolicy.optional(),
+  /** When it stopped being active (its first retirement): a call received before then is one the in-flight policy lets finish. */
+  retiredAt: IsoDateTime.optional(),
   boundBy: PrincipalId,
   boundAt: IsoDateTime,
   updatedAt: IsoDateTime,

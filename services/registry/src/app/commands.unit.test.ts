@@ -223,10 +223,16 @@ describe('releases', () => {
     expect(published.filter((event) => event.type === 'ToolDescriptorRetired').map((event) => event.data)).toEqual([
       { toolId: 'everything.echo', toolVersion: '1', reason: 'ReleaseDeprecated', releaseId: 'r1', inFlight: 'FINISH' },
     ]);
-    // The same deprecation again changes nothing; a revocation retires nothing more (all retired already).
+    // The same deprecation again changes nothing.
     expect(await deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ retiredDescriptors: 0, release: { version: deprecated.release.version } });
     await expect(bindTool(context, scope, echo(serverId, { riskClass: 'MEDIUM' }), operator)).rejects.toMatchObject({ code: 'CONFLICT', message: 'cannot bind a tool of server everything: its release r1 is Deprecated, not Published' });
-    expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ release: { state: 'Revoked', inFlight: 'CANCEL_PENDING' }, retiredDescriptors: 0 });
+    // A revocation retires the deprecated version again, with its own in-flight policy; once more, nothing.
+    expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ release: { state: 'Revoked', inFlight: 'CANCEL_PENDING' }, retiredDescriptors: 1 });
+    expect(published.filter((event) => event.type === 'ToolDescriptorRetired').map((event) => event.data)).toEqual([
+      { toolId: 'everything.echo', toolVersion: '1', reason: 'ReleaseDeprecated', releaseId: 'r1', inFlight: 'FINISH' },
+      { toolId: 'everything.echo', toolVersion: '1', reason: 'ReleaseRevoked', releaseId: 'r1', inFlight: 'CANCEL_PENDING' },
+    ]);
+    expect(await revokeRelease(context, scope, { releaseId: 'r1' }, operator)).toMatchObject({ retiredDescriptors: 0 });
     await expect(deprecateRelease(context, scope, { releaseId: 'r1' }, operator)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(published.filter((event) => event.type.startsWith('Release')).map((event) => event.type)).toEqual(['ReleasePublished', 'ReleaseDeprecated', 'ReleaseRevoked']);
     // The server without a release keeps its tool.

@@ -60,7 +60,8 @@ export async function retireDescriptorsOf(context: RegistryContext, loaded: Pick
 
 /**
  * Retires every active descriptor of a deprecated or revoked release in its workspace, with the release's in-flight
- * policy: the release's record names the servers registered with it, and each server's record its bindings, so no
+ * policy, and on a revocation those its deprecation retired too (the revocation's policy governs the calls left):
+ * the release's record names the servers registered with it, and each server's record its bindings, so no
  * descriptor is missed for a read model that lags. Returns how many it retired (none on a repeat that finds them
  * retired already).
  */
@@ -73,8 +74,9 @@ export async function retireDescriptorsOfRelease(context: RegistryContext, relea
     // A server recorded by a registration that did not get as far as recording the server has nothing bound.
     const loaded = await readServer(context, release, serverId, signal);
     if (loaded === undefined) continue;
-    for (const descriptor of await activeDescriptorsOf(context, loaded, signal)) {
+    for (const descriptor of await descriptorsOfServer(context, loaded, signal)) {
       if (descriptor.releaseId !== release.releaseId) continue;
+      if (!descriptor.active && !(reason === 'ReleaseRevoked' && descriptor.inactiveReason === 'ReleaseDeprecated')) continue;
       const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason, inFlight, at: who.at }, who, signal);
       if (changed.events.length > 0) retired++;
     }

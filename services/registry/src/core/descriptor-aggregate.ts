@@ -176,8 +176,9 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
       return [suspended, { type: 'DescriptorRetired', reason: command.change === 'Changed' ? 'DefinitionChanged' : 'ToolRemoved', at }];
     }
     case 'RetireDescriptor':
-      // A disabled flow tool is listed still: retiring its definition ends it too (Disabled → Retired).
-      if (!state.active && !(command.reason === 'Retired' && state.inactiveReason === 'Disabled')) return [];
+      // A disabled flow tool is listed still: retiring its definition ends it too (Disabled → Retired). A revocation
+      // of a deprecated release retires its versions again, so that its in-flight policy governs the calls left.
+      if (!state.active && !(command.reason === 'Retired' && state.inactiveReason === 'Disabled') && !(command.reason === 'ReleaseRevoked' && state.inactiveReason === 'ReleaseDeprecated')) return [];
       return [{ type: 'DescriptorRetired', reason: command.reason, ...(command.inFlight === undefined ? {} : { inFlight: command.inFlight }), at }];
     case 'SetDescriptorHealth':
       return state.active && state.healthy !== command.healthy ? [{ type: 'DescriptorHealthChanged', healthy: command.healthy, at }] : [];
@@ -192,7 +193,14 @@ export function evolveDescriptor(state: ToolDescriptor | undefined, event: Descr
     case 'DescriptorSuspended':
       return { ...state, updatedAt: event.at };
     case 'DescriptorRetired':
-      return { ...state, active: false, inactiveReason: event.reason, ...(event.inFlight === undefined ? {} : { inFlight: event.inFlight }), updatedAt: event.at };
+      return {
+        ...state,
+        active: false,
+        inactiveReason: event.reason,
+        ...(event.inFlight === undefined ? {} : { inFlight: event.inFlight }),
+        retiredAt: state.retiredAt ?? event.at,
+        updatedAt: event.at,
+      };
     case 'DescriptorHealthChanged':
       return { ...state, healthy: event.healthy, updatedAt: event.at };
   }

@@ -136,6 +136,19 @@ describe('deactivating a descriptor', () => {
     expect(decideDescriptor({ type: 'SetDescriptorHealth', healthy: true, at }, inactive)).toEqual([]);
   });
 
+  it('is retired again when its deprecated release is revoked: the revocation\'s in-flight policy governs the calls left, the first retirement time stays', () => {
+    const later = '2026-11-30T12:00:00.000Z';
+    const deprecated = foldDescriptor(descriptor({ releaseId: 'r1' }), decideDescriptor({ type: 'RetireDescriptor', reason: 'ReleaseDeprecated', inFlight: 'FINISH', at }, descriptor({ releaseId: 'r1' })));
+    expect(deprecated).toMatchObject({ active: false, inactiveReason: 'ReleaseDeprecated', inFlight: 'FINISH', retiredAt: at });
+    const revocation = decideDescriptor({ type: 'RetireDescriptor', reason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING', at: later }, deprecated);
+    expect(revocation).toEqual([{ type: 'DescriptorRetired', reason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING', at: later }]);
+    const revoked = foldDescriptor(deprecated, revocation);
+    expect(revoked).toMatchObject({ active: false, inactiveReason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING', retiredAt: at, updatedAt: later });
+    // Revoked is final, and only a deprecation is revoked again: no other retirement changes.
+    expect(decideDescriptor({ type: 'RetireDescriptor', reason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING', at: later }, revoked)).toEqual([]);
+    expect(decideDescriptor({ type: 'RetireDescriptor', reason: 'ReleaseRevoked', inFlight: 'CANCEL_PENDING', at: later }, descriptor({ active: false, inactiveReason: 'Unbound' }))).toEqual([]);
+  });
+
   it('answers NOT_FOUND for a descriptor that does not exist', () => {
     expect(refusal(() => decideDescriptor({ type: 'RetireDescriptor', reason: 'Unbound', at }, undefined)).code).toBe('NOT_FOUND');
   });

@@ -3,7 +3,7 @@ import type { ToolDescriptor } from '@toolplane/contracts';
 // Why a descriptor is not usable, said the same way wherever a call or a tool listing is refused, and whether a
 // call accepted before its release was deprecated or revoked may still go on (the release's in-flight policy).
 
-type Described = Pick<ToolDescriptor, 'toolId' | 'toolVersion' | 'active' | 'inactiveReason' | 'releaseId' | 'inFlight'>;
+type Described = Pick<ToolDescriptor, 'toolId' | 'toolVersion' | 'active' | 'inactiveReason' | 'releaseId' | 'inFlight' | 'retiredAt'>;
 
 const releaseVerb = { ReleaseDeprecated: 'deprecated', ReleaseRevoked: 'revoked' } as const;
 
@@ -23,4 +23,14 @@ export function inactiveMessage(descriptor: Described): string {
 /** Whether an accepted call of this descriptor that is not executing yet must end: its release was retired with CANCEL_PENDING. */
 export function cancelledByRelease(descriptor: Described | undefined): boolean {
   return descriptor !== undefined && releaseRetirement(descriptor) !== undefined && descriptor.inFlight === 'CANCEL_PENDING';
+}
+
+/**
+ * Whether a call received at `receivedAt` was accepted before a release retired its descriptor: such a call goes by
+ * the release's in-flight policy, also when it is resumed from its record (a replica lost before it executed) and
+ * resolves its tool again; any later one is refused.
+ */
+export function receivedBeforeRelease(descriptor: Described, receivedAt: string): boolean {
+  if (releaseRetirement(descriptor) === undefined || descriptor.retiredAt === undefined) return false;
+  return Date.parse(receivedAt) < Date.parse(descriptor.retiredAt);
 }

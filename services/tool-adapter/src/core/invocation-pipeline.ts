@@ -24,7 +24,7 @@ import {
   type Uuid,
 } from '@toolplane/contracts';
 import type { ArgumentCheck } from './argument-validation.js';
-import { cancelledByRelease, inactiveMessage, releaseRetirement } from './descriptor-inactivity.js';
+import { cancelledByRelease, inactiveMessage, receivedBeforeRelease, releaseRetirement } from './descriptor-inactivity.js';
 import { derivedToolCallId } from './deterministic-ids.js';
 import { executionEnding, type ExecutionResult } from './execution-outcome.js';
 import { appendEvent, invocationEvent, type PipelineEvent } from './invocation-event-log.js';
@@ -345,7 +345,12 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       }
       if (invocation.toolVersion === undefined) return reject(state, 'the invocation was received for a tool that did not resolve; report undefined');
       if (descriptor.toolVersion !== invocation.toolVersion) return reject(state, 'the descriptor is not the version the request hash was computed for');
-      if (!descriptor.active) return deny(state, 'TOOL_RESOLUTION', { code: 'CONFLICT', message: inactiveMessage(descriptor), retryable: false });
+      if (!descriptor.active) {
+        // Received before a release retired the tool (and resumed from its record since): the in-flight policy decides.
+        if (!receivedBeforeRelease(descriptor, invocation.receivedAt)) return deny(state, 'TOOL_RESOLUTION', { code: 'CONFLICT', message: inactiveMessage(descriptor), retryable: false });
+        const cancelled = cancelIfReleaseEnded(state, descriptor);
+        if (cancelled !== undefined) return cancelled;
+      }
       if (!descriptor.healthy) {
         return deny(state, 'TOOL_RESOLUTION', { code: 'TEMPORARY_UNAVAILABLE', message: `${descriptor.toolId}@${descriptor.toolVersion} is not healthy`, retryable: true });
       }

@@ -440,6 +440,28 @@ describe('a release deprecated or revoked while a call is in flight', () => {
     expect(started.events.map((event) => event.type)).toEqual(['ToolCallStarted']);
   });
 
+  it('resolves a call received before a FINISH retirement again when it is resumed from its record, and refuses one received after it', () => {
+    const brokered = upTo('START').invocation;
+    const resumed = resumePipeline(brokered);
+    if (!resumed.resumable) throw new Error('expected a resumable call');
+    const deprecatedAfter = { ...retiredBy('FINISH', 'ReleaseDeprecated'), retiredAt: later(5) };
+    expect(must(advancePipeline(resumed.state, { step: 'TOOL_RESOLUTION', descriptor: deprecatedAfter }, ctx(later(30)))).state.step).toBe('SCHEMA_VALIDATION');
+    const deprecatedBefore = { ...deprecatedAfter, retiredAt: later(-5) };
+    expect(must(advancePipeline(resumed.state, { step: 'TOOL_RESOLUTION', descriptor: deprecatedBefore }, ctx(later(30)))).state.ending).toMatchObject({
+      state: 'Denied',
+      deniedStage: 'TOOL_RESOLUTION',
+      failure: { code: 'CONFLICT', message: 'github.create_issue@1.0.0 is not active (ReleaseDeprecated: release r1 was deprecated)' },
+    });
+  });
+
+  it('cancels a resumed call received before a CANCEL_PENDING retirement at tool resolution, as it would have been before its start', () => {
+    const resumed = resumePipeline(upTo('START').invocation);
+    if (!resumed.resumable) throw new Error('expected a resumable call');
+    const ended = must(advancePipeline(resumed.state, { step: 'TOOL_RESOLUTION', descriptor: { ...retiredBy('CANCEL_PENDING'), retiredAt: later(5) } }, ctx(later(30))));
+    expect(ended.state.ending).toMatchObject({ state: 'Cancelled', failure: { code: 'CANCELLED' } });
+    expect(ended.state.ending?.failure?.message).toBe('github.create_issue@1.0.0 was retired before the call started (ReleaseRevoked: release r1 was revoked; in-flight policy CANCEL_PENDING)');
+  });
+
   it('goes on when the descriptor was retired for another reason after resolution (only a release’s in-flight policy cancels)', () => {
     const started = must(advancePipeline(upTo('START'), { step: 'START', current: { ...gatedTool, active: false, inactiveReason: 'Unbound' } }, ctx(later(20))));
     expect(started.state.step).toBe('EXECUTE');
