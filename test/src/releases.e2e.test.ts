@@ -43,6 +43,27 @@ async function endedAs(idempotencyKey: string) {
   return found?.result === undefined ? undefined : { state: found.state, status: found.result.status, code: found.result.receipt.failure?.code, message: found.result.receipt.failure?.message };
 }
 
+/**
+ * Publishes `releaseId`, registers server `name` with it (its WRITE tool count_calls, gated by the tenant policy)
+ * and parks one call of it for an approval: the call's pending reply, its approval id, and the event recorder,
+ * still recording.
+ */
+async function parkedCallOfRelease(name: string, releaseId: string, idempotencyKey: string) {
+  await platform.toolplaneJson('releases', 'publish', releaseId);
+  await registerServer(platform, name, [process.execPath, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile(name) }, [{ tool: 'count_calls', flags: write }], [
+    '--release',
+    releaseId,
+  ]);
+  const toolId = `${name}.count_calls`;
+  await waitForTools(platform, [toolId]);
+  const recorder = await platform.recordEvents();
+  const parkedReply = platform.invoke({ toolId, arguments: {}, idempotencyKey }, { timeoutMs: 90_000 });
+  const requested = await waitFor('ApprovalRequested', () => recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.toolId === toolId));
+  const { approvalId } = requested.data;
+  await waitFor('the approval to be Pending', async () => (await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId }).catch(() => undefined))?.approval.state === 'Pending');
+  return { recorder, parkedReply, approvalId };
+}
+
 beforeAll(async () => {
   platform = await startPlatform(infra, 'releases');
   // WRITE is gated: a WRITE call parks for an approval, a READ call runs at once.
@@ -175,19 +196,7 @@ describe('releases', () => {
   });
 
   it('deprecating with FINISH leaves a parked call approvable: it runs once approved, while new calls are refused', { timeout: 120_000 }, async () => {
-    await platform.toolplaneJson('releases', 'publish', 'r-deprecate');
-    await registerServer(platform, 'deprecated', [process.execPath, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile('deprecated') }, [{ tool: 'count_calls', flags: write }], [
-      '--release',
-      'r-deprecate',
-    ]);
-    await waitForTools(platform, ['deprecated.count_calls']);
-    const recorder = await platform.recordEvents();
-    const parkedReply = platform.invoke({ toolId: 'deprecated.count_calls', arguments: {}, idempotencyKey: 'parked-finish' }, { timeoutMs: 90_000 });
-    const requested = await waitFor('ApprovalRequested', () =>
-      recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.toolId === 'deprecated.count_calls'),
-    );
-    const { approvalId } = requested.data;
-    await waitFor('the approval to be Pending', async () => (await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId }).catch(() => undefined))?.approval.state === 'Pending');
+    const { recorder, parkedReply, approvalId } = await parkedCallOfRelease('deprecated', 'r-deprecate', 'parked-finish');
 
     const deprecated = await platform.toolplaneJson<{ release: { state: string; inFlight: string }; retiredDescriptors: number }>('releases', 'deprecate', 'r-deprecate', '--reason', 'superseded');
     expect(deprecated).toMatchObject({ release: { state: 'Deprecated', inFlight: 'FINISH' }, retiredDescriptors: 1 });
@@ -216,19 +225,7 @@ describe('releases', () => {
   });
 
   it('revoking a deprecated release retires its tools again with the revocation\'s policy: a call parked under FINISH is voided then, and never runs', { timeout: 120_000 }, async () => {
-    await platform.toolplaneJson('releases', 'publish', 'r-superseded');
-    await registerServer(platform, 'superseded', [process.execPath, fixtureServerPath(FixtureServer.countingEcho)], { COUNT_FILE: platform.countFile('superseded') }, [{ tool: 'count_calls', flags: write }], [
-      '--release',
-      'r-superseded',
-    ]);
-    await waitForTools(platform, ['superseded.count_calls']);
-    const recorder = await platform.recordEvents();
-    const parkedReply = platform.invoke({ toolId: 'superseded.count_calls', arguments: {}, idempotencyKey: 'parked-then-revoked' }, { timeoutMs: 90_000 });
-    const requested = await waitFor('ApprovalRequested', () =>
-      recorder.events.find((event): event is ApprovalRequested => event.type === 'ApprovalRequested' && event.metadata.toolId === 'superseded.count_calls'),
-    );
-    const { approvalId } = requested.data;
-    await waitFor('the approval to be Pending', async () => (await platform.command('approval', 'show', approvalCommandSchemas.show, { approvalId }).catch(() => undefined))?.approval.state === 'Pending');
+    const { recorder, parkedReply, approvalId } = await parkedCallOfRelease('superseded', 'r-superseded', 'parked-then-revoked');
 
     expect(await platform.toolplaneJson('releases', 'deprecate', 'r-superseded')).toMatchObject({ release: { state: 'Deprecated', inFlight: 'FINISH' }, retiredDescriptors: 1 });
     await waitFor('the deprecation event', () => recorder.events.some((event) => event.type === 'ToolDescriptorRetired' && event.data.toolId === 'superseded.count_calls' && event.data.inFlight === 'FINISH'));
