@@ -1,5 +1,5 @@
 import { mcpCapabilityOf, type McpCapabilitiesSnapshot, type Release, type ToolDefinitionChange } from '@toolplane/contracts';
-import type { DescriptorCommand } from '../core/descriptor-aggregate.js';
+import { retirementApplies, type DescriptorCommand } from '../core/descriptor-aggregate.js';
 import { definitionDrift } from '../core/discovery-diff.js';
 import { retirementReasonOf } from '../core/release-aggregate.js';
 import { changeDescriptor, descriptorsOfServer, readServer, type LoadedServer } from './aggregates.js';
@@ -75,8 +75,8 @@ export async function retireDescriptorsOfRelease(context: RegistryContext, relea
     const loaded = await readServer(context, release, serverId, signal);
     if (loaded === undefined) continue;
     for (const descriptor of await descriptorsOfServer(context, loaded, signal)) {
-      if (descriptor.releaseId !== release.releaseId) continue;
-      if (!descriptor.active && !(reason === 'ReleaseRevoked' && descriptor.inactiveReason === 'ReleaseDeprecated')) continue;
+      // Checked here as well as by the decider: a server's long-retired versions cost no stream read.
+      if (descriptor.releaseId !== release.releaseId || !retirementApplies(descriptor, reason)) continue;
       const changed = await changeDescriptor(context, descriptor, { type: 'RetireDescriptor', reason, inFlight, at: who.at }, who, signal);
       if (changed.events.length > 0) retired++;
     }

@@ -176,13 +176,21 @@ export function decideDescriptor(command: DescriptorCommand, state: ToolDescript
       return [suspended, { type: 'DescriptorRetired', reason: command.change === 'Changed' ? 'DefinitionChanged' : 'ToolRemoved', at }];
     }
     case 'RetireDescriptor':
-      // A disabled flow tool is listed still: retiring its definition ends it too (Disabled → Retired). A revocation
-      // of a deprecated release retires its versions again, so that its in-flight policy governs the calls left.
-      if (!state.active && !(command.reason === 'Retired' && state.inactiveReason === 'Disabled') && !(command.reason === 'ReleaseRevoked' && state.inactiveReason === 'ReleaseDeprecated')) return [];
+      if (!retirementApplies(state, command.reason)) return [];
       return [{ type: 'DescriptorRetired', reason: command.reason, ...(command.inFlight === undefined ? {} : { inFlight: command.inFlight }), at }];
     case 'SetDescriptorHealth':
       return state.active && state.healthy !== command.healthy ? [{ type: 'DescriptorHealthChanged', healthy: command.healthy, at }] : [];
   }
+}
+
+/**
+ * Whether retiring a descriptor for `reason` changes it: an active one, and two inactive ones. A disabled flow tool is
+ * listed still, so retiring its definition ends it too (Disabled → Retired); a revocation of a deprecated release
+ * retires its versions again, so that the revocation's in-flight policy governs the calls left.
+ */
+export function retirementApplies(state: Pick<ToolDescriptor, 'active' | 'inactiveReason'>, reason: DescriptorRetirementReason): boolean {
+  if (state.active) return true;
+  return (reason === 'Retired' && state.inactiveReason === 'Disabled') || (reason === 'ReleaseRevoked' && state.inactiveReason === 'ReleaseDeprecated');
 }
 
 /** Applies one event to a descriptor's state. */
