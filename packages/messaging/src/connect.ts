@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { ToolplaneError, raceAbort } from '@toolplane/contracts';
 import { parseNatsUrl } from './connection-url.js';
+import { msgIdHeader } from './headers.js';
 import type { Messaging, StopOptions, Stoppable } from './messaging.js';
 import { toToolplaneError } from './nats-errors.js';
 import { toMessagingStatus, type MessagingStatus } from './status.js';
@@ -83,11 +84,18 @@ export async function connectMessaging(options: ConnectOptions): Promise<Messagi
     throw toToolplaneError(error, what);
   }
   const state = { connected: true };
+  // Set once JetStream answered; a resent append refused before then fails as the server answered it.
+  let jsm: JetStreamManager | undefined;
+  const findAppended = async (stream: string, subject: string, after: number) => {
+    const stored = await jsm?.direct.getMessage(stream, { seq: after + 1, next_by_subj: subject });
+    return stored === undefined || stored === null ? undefined : { seq: stored.seq, msgId: stored.header.get(msgIdHeader) };
+  };
   // nats.js's default prefix when none is configured; acknowledgements arrive under it like its own requests' replies.
-  const publisher = createStreamPublisher(nc, { inboxPrefix: inboxPrefix ?? '_INBOX', timeoutMs });
+  const publisher = createStreamPublisher(nc, { inboxPrefix: inboxPrefix ?? '_INBOX', timeoutMs, findAppended });
   void watchStatus(nc, state, publisher, options.onStatus);
   try {
     const manager = await raceAbort(jetstreamManager(nc, { timeout: timeoutMs }), options.signal, what);
+    jsm = manager;
     return messagingHandle(nc, manager, publisher, endpoint.display, streamReplicas, state);
   } catch (error) {
     await nc.close();
@@ -150,7 +158,11 @@ async function watchStatus(
   try {
     for await (const raw of nc.status()) {
       if (raw.type === 'disconnect' || raw.type === 'close') state.connected = false;
-      if (raw.type === 'reconnect') state.connected = true;
+      if (raw.type === 'disconnect') publisher.disconnected();
+      if (raw.type === 'reconnect') {
+        state.connected = true;
+        publisher.reconnected();
+      }
       if (raw.type === 'error') publisher.serverError(raw.error);
       const status = toMessagingStatus(raw);
       if (status === undefined || onStatus === undefined) continue;

@@ -16,4 +16,10 @@ export const apiErrorCodes = {
   streamNameInUse: 10058,
   streamNotFound: 10059,
   consumerAlreadyExists: 10148,
+  /** "no message found": a get of a message that is not there. */
+  noMessageFound: 10037,
+  /** "JetStream not enabled for account": nats.js raises the same error as for no responders. */
+  jetStreamNotEnabledForAccount: 10039,
+  /** "wrong last sequence": an expected-sequence header (an append's, a KV update's revision) no longer holds. */
+  wrongLastSequence: 10071,
 } as const;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import { raceAbort, ToolplaneError, type WireError } from '@toolplane/contracts';
 import { decode, encode } from './codec.js';
+import { apiErrorCodes } from './declare.js';
 import type { Messaging } from './messaging.js';
 import { isApiError, toToolplaneError } from './nats-errors.js';
 import { replicaReductionError } from './stream-spec.js';
@@ -63,8 +64,6 @@ export interface TypedKv<T> {
   lastRevision(options?: { readonly signal?: AbortSignal }): Promise<number>;
 }
 
-// JetStream's "wrong last sequence": the expected revision (or absence) no longer holds.
-const wrongLastSequence = 10071;
 const BUCKET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
@@ -111,7 +110,7 @@ function typedKv<S extends z.ZodType>(m: Messaging, kv: KV, bucket: string, sche
     try {
       return await raceAbort(work(), signal, what);
     } catch (error) {
-      if (isApiError(error, wrongLastSequence)) throw new ToolplaneError('CONFLICT', `${what}: the key changed since it was read`, { cause: error });
+      if (isApiError(error, apiErrorCodes.wrongLastSequence)) throw new ToolplaneError('CONFLICT', `${what}: the key changed since it was read`, { cause: error });
       throw toToolplaneError(error, what);
     }
   };

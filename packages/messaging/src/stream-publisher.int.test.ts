@@ -1,6 +1,7 @@
 // The JetStream publisher behind publish() and appendToSubject(), against real nats-servers: acknowledgements,
 // expected headers, the failures (typed as nats.js's own publish had them typed), one shared deadline timer, aborts,
-// a closing connection, a refused subject, and a server restart under a connected client.
+// a closing connection, a refused subject, and server restarts under connected clients: what was published while the
+// server was away is sent again and stored once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { testScope } from '@toolplane/testing';
@@ -10,7 +11,7 @@ import { connectMessaging } from './connect.js';
 import { ensureStream } from './ensure-stream.js';
 import type { Messaging } from './messaging.js';
 import { publish } from './publish.js';
-import { appendToSubject, isSubjectMovedOn } from './subject-log.js';
+import { appendToSubject, isSubjectMovedOn, readSubject } from './subject-log.js';
 
 const scope = testScope('messaging_stream_publisher');
 const Note = z.strictObject({ n: z.number() });
@@ -170,23 +171,120 @@ describe('the stream publisher on a server of its own', () => {
     }
   });
 
-  it('keeps routing acknowledgements after the server restarts', async () => {
+  it('keeps routing acknowledgements after the server restarts, and sends a publish made while it was down again', async () => {
     const m2 = await connectMessaging({ url: server.url({ user: 'admin', pass: 'pw-admin' }), name: 'restarted', reconnectTimeWaitMs: 100, timeoutMs: 5_000 });
     try {
       await ensureStream(m2, { name: 'RESTART', subjects: ['restart.>'], retention: 'limits', storage: 'file' });
       await expect(publish(m2, { subject: 'restart.1', schema: Note, message: { n: 1 }, msgId: 'r-1' })).resolves.toMatchObject({ stream: 'RESTART', seq: 1 });
       const restarting = server.restart();
       await eventually('the client to notice the outage', () => !m2.isConnected());
-      // nats.js discards what was written while disconnected on each dial: this publish is lost and times out.
-      const during = publish(m2, { subject: 'restart.lost', schema: Note, message: { n: 2 }, msgId: 'r-lost', timeoutMs: 3_000 });
-      during.catch(() => undefined);
+      // nats.js discards what was written while disconnected on each dial: the publisher sends it again once back.
+      const during = publish(m2, { subject: 'restart.during', schema: Note, message: { n: 2 }, msgId: 'r-during' });
       await restarting;
+      await expect(during).resolves.toMatchObject({ stream: 'RESTART', seq: 2, duplicate: false });
       await eventually('the client reconnected', () => m2.isConnected(), 15_000);
-      await expect(publish(m2, { subject: 'restart.2', schema: Note, message: { n: 2 }, msgId: 'r-2' })).resolves.toMatchObject({ stream: 'RESTART', seq: 2, duplicate: false });
-      await expect(appendToSubject(m2, { subject: 'restart.log', schema: Note, message: { n: 3 }, expectedLastSequence: 0, msgId: 'r-3' })).resolves.toMatchObject({ seq: 3 });
-      await expect(during).rejects.toMatchObject({ code: 'TIMEOUT' });
+      await expect(publish(m2, { subject: 'restart.2', schema: Note, message: { n: 3 }, msgId: 'r-2' })).resolves.toMatchObject({ stream: 'RESTART', seq: 3, duplicate: false });
+      await expect(appendToSubject(m2, { subject: 'restart.log', schema: Note, message: { n: 4 }, expectedLastSequence: 0, msgId: 'r-3' })).resolves.toMatchObject({ seq: 4 });
     } finally {
       await m2.close();
     }
   }, 60_000);
+
+  it('stores every publish and append made across a restart exactly once, and none waits out its deadline', async () => {
+    const timeoutMs = 10_000;
+    const m2 = await connectMessaging({ url: server.url({ user: 'admin', pass: 'pw-admin' }), name: 'under-restart', reconnectTimeWaitMs: 100, timeoutMs });
+    const logs = 4;
+    try {
+      await ensureStream(m2, { name: 'UNDER_RESTART', subjects: ['load.>'], retention: 'limits', storage: 'file', allowDirect: true, duplicateWindowMs: 120_000 });
+      const settled: { readonly what: string; readonly ms: number; readonly seq?: number; readonly code?: string }[] = [];
+      const track = async (what: string, made: Promise<{ seq: number }>) => {
+        const at = performance.now();
+        try {
+          const ack = await made;
+          settled.push({ what, ms: performance.now() - at, seq: ack.seq });
+          return ack.seq;
+        } catch (error) {
+          settled.push({ what, ms: performance.now() - at, code: `${(error as { code?: string }).code ?? '?'}: ${String(error)}` });
+          return undefined;
+        }
+      };
+      let running = true;
+      let madeWhileDown = 0;
+      // Plain publishes, one every 10 ms whatever became of the others, each with an id of its own.
+      const issued: Promise<unknown>[] = [];
+      const pacer = (async () => {
+        for (let n = 0; running; n += 1) {
+          if (!m2.isConnected()) madeWhileDown += 1;
+          issued.push(track(`publish ${n}`, publish(m2, { subject: 'load.pub', schema: Note, message: { n }, msgId: `pub-${n}` })));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })();
+      // Appends, each log's next one expecting the sequence its last one was stored at.
+      const appended: number[][] = Array.from({ length: logs }, () => []);
+      const appenders = appended.map(async (seqs, log) => {
+        let last = 0;
+        for (let n = 0; running; n += 1) {
+          const seq = await track(`append ${log}/${n}`, appendToSubject(m2, { subject: `load.log.${log}`, schema: Note, message: { n }, expectedLastSequence: last, msgId: `log-${log}-${n}` }));
+          if (seq === undefined) return;
+          seqs.push(seq);
+          last = seq;
+        }
+      });
+      await eventually('some writes stored', () => settled.length >= 50);
+      const restarting = server.restart({ downMs: 2_000 });
+      await eventually('the client to notice the outage', () => !m2.isConnected());
+      await restarting;
+      await eventually('the client reconnected', () => m2.isConnected(), 15_000);
+      const after = settled.length;
+      await eventually('writes stored after the reconnect', () => settled.length >= after + 50, 15_000);
+      running = false;
+      await Promise.all([pacer, ...appenders]);
+      await Promise.all(issued);
+
+      // The outage was hit: writes were made while the connection was down.
+      expect(madeWhileDown).toBeGreaterThan(0);
+      // Every write was acknowledged, none after waiting out its deadline (the outage lasted about 2.5 s).
+      expect(settled.filter((one) => one.code !== undefined)).toEqual([]);
+      expect(Math.max(...settled.map((one) => one.ms))).toBeLessThan(timeoutMs / 2);
+      // Each plain publish is stored once, at the sequence it was acknowledged with.
+      const published = settled.filter((one) => one.what.startsWith('publish '));
+      const stored = await readSubject(m2, { stream: 'UNDER_RESTART', subject: 'load.pub', schema: Note });
+      expect(stored.entries.map((entry) => entry.value.n).sort((a, b) => a - b)).toEqual(published.map((one) => Number(one.what.slice(8))).sort((a, b) => a - b));
+      expect(stored.entries.map((entry) => entry.seq).sort((a, b) => a - b)).toEqual(published.map((one) => one.seq).sort((a, b) => (a ?? 0) - (b ?? 0)));
+      // Each log holds its appends in order, once each, at the sequences they were acknowledged with.
+      for (const [log, seqs] of appended.entries()) {
+        const entries = (await readSubject(m2, { stream: 'UNDER_RESTART', subject: `load.log.${log}`, schema: Note })).entries;
+        expect(entries.map((entry) => entry.value.n)).toEqual(seqs.map((_seq, n) => n));
+        expect(entries.map((entry) => entry.seq)).toEqual(seqs);
+      }
+    } finally {
+      await m2.close();
+    }
+  }, 90_000);
+
+  it('acknowledges a resent append that finds its own message stored, and refuses one that finds another writer’s', async () => {
+    const m2 = await connectMessaging({ url: server.url({ user: 'admin', pass: 'pw-admin' }), name: 'resent-append', timeoutMs: 5_000 });
+    const other = await connectMessaging({ url: server.url({ user: 'admin', pass: 'pw-admin' }), name: 'other-writer', timeoutMs: 5_000 });
+    try {
+      await ensureStream(m2, { name: 'RESENT', subjects: ['resent.>'], retention: 'limits', storage: 'memory', allowDirect: true });
+      // The copy sent before an outage was stored (here by another connection, with the same id); the resend is refused
+      // as "wrong last sequence" and finds that copy at the position it expected.
+      const first = await appendToSubject(other, { subject: 'resent.own', schema: Note, message: { n: 1 }, expectedLastSequence: 0, msgId: 'own-1' });
+      const resent = appendToSubject(m2, { subject: 'resent.own', schema: Note, message: { n: 1 }, expectedLastSequence: 0, msgId: 'own-1' });
+      // What the connection does when it comes back: every publish still waiting is sent again.
+      m2.publisher.reconnected();
+      await expect(resent).resolves.toEqual({ stream: 'RESENT', seq: first.seq, duplicate: false });
+      // Another writer's message there: the subject did move on.
+      await appendToSubject(other, { subject: 'resent.theirs', schema: Note, message: { n: 2 }, expectedLastSequence: 0, msgId: 'theirs-1' });
+      const lost = appendToSubject(m2, { subject: 'resent.theirs', schema: Note, message: { n: 3 }, expectedLastSequence: 0, msgId: 'mine-1' });
+      m2.publisher.reconnected();
+      await expect(lost).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'SUBJECT_MOVED_ON' } });
+      // An append that was never resent is refused as the server answered, even with its own id stored (no read back).
+      await expect(appendToSubject(m2, { subject: 'resent.own', schema: Note, message: { n: 1 }, expectedLastSequence: 0, msgId: 'own-1' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await m2.manager.streams.info('RESENT')).state.messages).toBe(2);
+    } finally {
+      await other.close();
+      await m2.close();
+    }
+  });
 });

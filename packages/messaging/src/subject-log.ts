@@ -3,6 +3,7 @@ import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { StoredMsg } from '@nats-io/jetstream';
 import { hasErrorCode, raceAbort, ToolplaneError } from '@toolplane/contracts';
 import { decode, encode } from './codec.js';
+import { apiErrorCodes } from './declare.js';
 import { expectedLastSubjectSequenceHeader, msgIdHeader } from './headers.js';
 import type { Messaging } from './messaging.js';
 import { isApiError, toToolplaneError } from './nats-errors.js';
@@ -13,8 +14,6 @@ import type { PublishAck } from './publish.js';
 // 0 for a subject that must still be empty); JetStream stores it only if that still holds, so of two writers who
 // decided against the same state exactly one wins, and the other reads again and decides again.
 
-// JetStream's "wrong last sequence": the subject moved on since it was read.
-const wrongLastSequence = 10071;
 // Messages read back per direct-get batch.
 const readBatch = 256;
 
@@ -49,7 +48,7 @@ export async function appendToSubject<S extends z.ZodType>(m: Messaging, options
   try {
     return await m.publisher.publish({ subject: options.subject, payload, headers, timeoutMs: options.timeoutMs, signal: options.signal, what });
   } catch (error) {
-    if (isApiError(error, wrongLastSequence)) {
+    if (isApiError(error, apiErrorCodes.wrongLastSequence)) {
       throw new ToolplaneError('CONFLICT', `${what}: another writer appended first`, { retryable: true, details: { reason: subjectMovedOn }, cause: error });
     }
     throw toToolplaneError(error, what);
@@ -115,13 +114,11 @@ export async function lastSubjectSequence(m: Messaging, stream: string, subject:
     const stored = await raceAbort(m.manager.direct.getMessage(stream, { last_by_subj: subject }), signal, what);
     return stored?.seq ?? 0;
   } catch (error) {
-    if (isApiError(error, noMessageFound)) return 0;
+    if (isApiError(error, apiErrorCodes.noMessageFound)) return 0;
     throw toToolplaneError(error, what);
   }
 }
 
-// JetStream's "no message found".
-const noMessageFound = 10037;
 
 async function directBatch(m: Messaging, stream: string, subject: string, from: number): Promise<StoredMsg[]> {
   const iterator = await m.manager.direct.getBatch(stream, { seq: from, next_by_subj: subject, batch: readBatch });
@@ -130,7 +127,7 @@ async function directBatch(m: Messaging, stream: string, subject: string, from: 
     for await (const stored of iterator) batch.push(stored);
   } catch (error) {
     // The batch of a subject with nothing at or after `from` ends with "no message found".
-    if (!isApiError(error, noMessageFound) && !isNoMessages(error)) throw error;
+    if (!isApiError(error, apiErrorCodes.noMessageFound) && !isNoMessages(error)) throw error;
   }
   return batch;
 }

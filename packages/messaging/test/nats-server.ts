@@ -15,8 +15,11 @@ export interface PrivateNatsServer {
   readonly port: number;
   /** `nats://127.0.0.1:<port>`, or with the user's credentials. */
   url(credentials?: { readonly user: string; readonly pass: string }): string;
-  /** Stops it (SIGTERM) and starts it again on the same port and store, once it answers again. */
-  restart(): Promise<void>;
+  /**
+   * Stops it (SIGTERM) and starts it again on the same port and store, `downMs` later (default at once); resolves once
+   * it answers again.
+   */
+  restart(options?: { readonly downMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,8 +56,9 @@ export async function startPrivateNatsServer(config = ''): Promise<PrivateNatsSe
   return {
     port,
     url: (credentials) => (credentials === undefined ? `nats://127.0.0.1:${port}` : `nats://${credentials.user}:${credentials.pass}@127.0.0.1:${port}`),
-    restart: async () => {
+    restart: async (options = {}) => {
       await halt();
+      if (options.downMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.downMs));
       await start();
     },
     stop: async () => {
