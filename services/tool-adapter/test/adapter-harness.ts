@@ -117,7 +117,10 @@ async function answers200(url: string): Promise<boolean> {
 export interface NatsServer {
   readonly url: string;
   readonly port: number;
-  readonly process: ChildRun;
+  /** The running process (changes on restart). */
+  current(): ChildRun;
+  /** Stops it (SIGTERM), waits `downMs`, and starts it again on the same port and store once it answers again. */
+  restart(options: { readonly downMs: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -127,21 +130,36 @@ export async function startNatsServer(options: { readonly configFile?: string; r
   const [port, monitorPort] = [await freePort(), await freePort()];
   const args = ['--jetstream', '--store_dir', dir, '--addr', '127.0.0.1', '--port', String(port), '--http_port', String(monitorPort), '--server_name', `fault-${port}`];
   if (options.configFile !== undefined) args.push('--config', options.configFile);
-  const server = run(binary('nats-server'), args, options.env ?? {});
+  let server: ChildRun;
+  const start = async () => {
+    const started = run(binary('nats-server'), args, options.env ?? {});
+    server = started;
+    await waitFor(`nats-server on ${port}`, async () => {
+      if (!started.running()) throw new Error(`nats-server exited: ${started.output().slice(-2000)}`);
+      return answers200(`http://127.0.0.1:${monitorPort}/healthz?js-enabled-only=true`);
+    });
+  };
   const stop = async () => {
     await stopChild(server);
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(`nats-server on ${port}`, async () => {
-      if (!server.running()) throw new Error(`nats-server exited: ${server.output().slice(-2000)}`);
-      return answers200(`http://127.0.0.1:${monitorPort}/healthz?js-enabled-only=true`);
-    });
+    await start();
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url: `nats://127.0.0.1:${port}`, port, process: server, stop };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    current: () => server,
+    restart: async ({ downMs }) => {
+      await stopChild(server);
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      await start();
+    },
+    stop,
+  };
 }
 
 /** A private FerretDB (SQLite in a temporary directory) that can be killed and started again on the same port and data. */

@@ -112,4 +112,25 @@ describe('renewing the processing lease of an executing call', () => {
     expect(stored?.state).toBe('Observed');
     expect(stored?.leaseUntil).toBeUndefined();
   });
+
+  it('appends the terminal write after a renewal of its own stored late (resent after a NATS reconnect), and refuses it after another handler’s record', { timeout: 30_000 }, async () => {
+    const scope = { tenant: 'acme', workspace: `w_${randomUUID().slice(0, 8)}` };
+    const { state, events, ending } = executingCall(scope, 'lease-3');
+    const subjectOf = (id: string) => id;
+    const store = jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: InvocationStateEvent });
+    const calls = new InvocationCalls(store, jetStreamEventStore(messaging, { stream: invocationStateStream.name, subjectOf, schema: ToolCallIndexed }), 300);
+    const started = await calls.record(calls.unread(scope, 'lease-3'), { invocation: state.invocation, events, settled: false, now: new Date() });
+    // The handler's renewal, given up on while NATS was away, stored once the connection came back: the handler's
+    // position is one version behind.
+    const leaseUntil = new Date(Date.now() + 60_000).toISOString();
+    await store.appendToStream(started.streamId, [{ type: 'InvocationLeaseRenewed', data: { invocationId: state.invocation.invocationId, leaseUntil } }], { expectedVersion: started.version });
+    const ended = await calls.record(started, { invocation: ending.invocation, events: [], settled: true, now: new Date() });
+    expect(ended.version).toBeGreaterThan(started.version + 1);
+    const stored = await storedInvocation(messaging, scope, 'lease-3');
+    expect(stored?.state).toBe('Observed');
+    expect(stored?.leaseUntil).toBeUndefined();
+    // A record decided on the executing call after another handler moved it on (here: ended it) is refused.
+    await expect(calls.record(started, { invocation: ending.invocation, events: [], settled: true, now: new Date() })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await calls.read(scope, 'lease-3')).version).toBe(ended.version);
+  });
 });

@@ -53,6 +53,9 @@ export interface LeaseHold {
   release(): Promise<CallPosition>;
 }
 
+// Decisions of one transition against a call that keeps moving on before the handler gives up and decides again.
+const maxDecisions = 3;
+
 /** Reads, records and indexes calls. */
 export class InvocationCalls {
   readonly #calls: EventStore<InvocationStateEvent>;
@@ -127,15 +130,25 @@ export class InvocationCalls {
     return this.#handle(position, { type: 'RecordTransition', data: { from, invocation, events, leaseUntil, traceContext } }, signal);
   }
 
-  async #handle(position: CallPosition, command: InvocationCommand, signal?: AbortSignal, timeoutMs?: number): Promise<CallPosition> {
-    const events = invocationDecider.decide(command, position.state);
-    if (events.length === 0) return position;
-    try {
-      const appended = await withTimeout(this.#calls.appendToStream(position.streamId, events, { expectedVersion: position.version, ...(signal === undefined ? {} : { signal }) }), timeoutMs);
-      return { streamId: position.streamId, state: events.reduce((state, event) => invocationDecider.evolve(state, event), position.state), version: appended.nextExpectedVersion };
-    } catch (error) {
-      if (isVersionConflict(error)) throw new InvocationChangedError(`the call ${position.streamId} was moved on by another handler`);
-      throw error;
+  /**
+   * Decides the command on the call at `position` and appends what it decided at that version. A lost race is decided
+   * again against what won (reading only what came after): the decider refuses a record that no longer continues the
+   * call it was decided on (InvocationChangedError), while lease renewals appended meanwhile (this handler's own, one
+   * stored late after a NATS reconnect) do not stand in its way.
+   */
+  async #handle(position: CallPosition, command: InvocationCommand, signal?: AbortSignal): Promise<CallPosition> {
+    let current = position;
+    for (let decision = 1; ; decision += 1) {
+      const events = invocationDecider.decide(command, current.state);
+      if (events.length === 0) return current;
+      try {
+        const appended = await this.#calls.appendToStream(current.streamId, events, { expectedVersion: current.version, ...(signal === undefined ? {} : { signal }) });
+        return { streamId: current.streamId, state: events.reduce((state, event) => invocationDecider.evolve(state, event), current.state), version: appended.nextExpectedVersion };
+      } catch (error) {
+        if (!isVersionConflict(error)) throw error;
+        if (decision >= maxDecisions) throw new InvocationChangedError(`the call ${current.streamId} kept moving on while a transition was decided`);
+      }
+      current = await this.refresh(current, signal);
     }
   }
 
@@ -152,10 +165,13 @@ export class InvocationCalls {
     const invocationId = position.state.invocation?.invocationId ?? '';
     const renew = async () => {
       try {
-        current = await this.#handle(current, { type: 'RenewLease', data: { invocationId, leaseUntil: this.#leaseFrom(clock()) } }, undefined, this.#leaseMs);
+        // A renewal not acknowledged within the lease is withdrawn (the publisher does not send it again later).
+        current = await this.#handle(current, { type: 'RenewLease', data: { invocationId, leaseUntil: this.#leaseFrom(clock()) } }, AbortSignal.timeout(this.#leaseMs));
+        // Moved on (taken over): the decider renewed nothing; stop. This handler's ending write then loses too.
+        if (current.state.invocation?.invocationId !== invocationId || current.state.invocation.state !== 'Executing') stop();
       } catch (error) {
-        // Moved on (taken over): stop. NATS briefly away only lets the lease lapse early: a takeover then starts a
-        // READ again or ends a write Uncertain, and this handler's ending write loses its expected version.
+        // A NATS outage longer than the publisher rides out only lets the lease lapse early: a takeover then starts
+        // a READ again or ends a write Uncertain, and this handler's ending write loses its expected version.
         if (error instanceof InvocationChangedError) stop();
       }
     };
@@ -180,11 +196,6 @@ export class InvocationCalls {
   #leaseFrom(now: Date): string {
     return new Date(now.getTime() + this.#leaseMs).toISOString();
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number | undefined): Promise<T> {
-  if (timeoutMs === undefined) return promise;
-  return Promise.race([promise, new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`no acknowledgement within ${timeoutMs} ms`)), timeoutMs).unref())]);
 }
 
 /** Message ids of appends: distinct per decision without hashing the record (arguments and results can be large). */
