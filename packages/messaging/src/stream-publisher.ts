@@ -102,8 +102,7 @@ interface Pending {
   release?: () => void;
 }
 
-
-// How long a publish answered "no responders" just after a reconnect waits before it is sent again.
+// How long a publish answered "no responders" while the server's streams stop or come back waits before it is sent again.
 const recoveryPauseMs = 100;
 // How long "no responders" may come from a server stopping its streams before it closes the connection.
 const stoppingStreamsMs = 500;
