@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `npm test`: runs every workspace's tests through Turborepo (one workspace at a time: each starts its own
-// NATS and FerretDB and the machine has two cores), then prints one closing line for the whole suite:
-// `N passed, N failed, N skipped` (a file that failed outside its tests counts as a failure: test-summary.mjs).
-// Exits non-zero when anything failed or no test ran.
+// NATS and FerretDB and the machine has two cores), every one of them even after a failure, then prints one closing
+// line for the whole suite: `N passed, N failed, N skipped` (a file that failed outside its tests counts as a
+// failure, and so does a workspace whose tests did not run or wrote no report: test-summary.mjs). Arguments are
+// turbo's (`--filter=…`). Exits non-zero when anything failed or no test ran.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { closingLine, summarizeReports } from './test-summary.mjs';
+import process from 'node:process';
+import { closingLine, plannedReports, summarizeReports } from './test-summary.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const resultsDir = path.join(root, '.local/test-results');
@@ -27,12 +29,37 @@ if (chromium.status !== 0) process.exit(chromium.status ?? 1);
 const sandbox = spawnSync('bash', [path.join(root, 'infra/local/install-sandbox.sh')], { cwd: root, stdio: 'inherit' });
 if (sandbox.status !== 0) process.exit(sandbox.status ?? 1);
 
-const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--concurrency=1', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+const args = ['run', 'test', '--concurrency=1', ...process.argv.slice(2)];
+// The workspaces that must report: those whose test task turbo plans for these arguments (filters included).
+const dryRun = spawnSync('npx', ['turbo', ...args, '--dry=json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'] });
+if (dryRun.status !== 0) {
+  process.stderr.write(`run-tests: turbo could not plan the run (turbo ${[...args, '--dry=json'].join(' ')})\n`);
+  process.exit(dryRun.status ?? 1);
+}
+const planned = plannedReports(JSON.parse(dryRun.stdout));
 
-const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
-const reports = files.map((file) => JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8')));
-const summary = summarizeReports(reports, { turboFailed: turbo.status !== 0 });
+// `--continue=always`: a failing workspace does not stop the others (the test tasks depend on nothing, and
+// "always" runs even a task whose dependencies failed, should one ever get some).
+const turbo = spawnSync('npx', ['turbo', ...args, '--continue=always'], { cwd: root, stdio: 'inherit' });
+
+const reports = [];
+const unreported = [];
+for (const { workspace, report } of planned) {
+  const parsed = readReport(path.join(resultsDir, report));
+  if (parsed === undefined) unreported.push(workspace);
+  else reports.push(parsed);
+}
+const summary = summarizeReports(reports, { turboFailed: turbo.status !== 0, unreported });
 for (const suite of summary.failedSuites) process.stdout.write(`\nfailed: ${suite}`);
 process.stdout.write(`\n${closingLine(summary)}\n`);
 const ok = turbo.status === 0 && summary.failed === 0 && summary.passed > 0;
 process.exit(ok ? 0 : 1);
+
+/** A vitest JSON report, or undefined when there is none (the tests did not run, or were killed while it was written). */
+function readReport(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,7 +1,7 @@
 // Run with `node --test infra/ci/test-summary.test.mjs` (naming the file: run-tests.mjs beside it is the whole suite).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { closingLine, summarizeReports } from './test-summary.mjs';
+import { closingLine, plannedReports, summarizeReports } from './test-summary.mjs';
 
 const passedFile = { name: '/repo/services/a/test/ok.int.test.ts', status: 'passed', assertionResults: [{ status: 'passed' }, { status: 'passed' }] };
 const report = (testResults, counts) => ({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, numTodoTests: 0, ...counts, testResults });
@@ -41,5 +41,37 @@ describe('summarizeReports', () => {
     assert.equal(summary.failed, 1);
     assert.match(summary.failedSuites[0] ?? '', /without a test report/);
     assert.equal(summarizeReports([report([passedFile], { numPassedTests: 2 })], { turboFailed: false }).failed, 0);
+  });
+
+  it('counts each planned workspace without a report as one failure, naming it, and the failed turbo run not again', () => {
+    const summary = summarizeReports([report([passedFile], { numPassedTests: 2, numPendingTests: 1 })], { turboFailed: true, unreported: ['@toolplane/sealing', '@toolplane/auth'] });
+    assert.deepEqual(summary.failedSuites, ['@toolplane/sealing (no test report: its tests did not run)', '@toolplane/auth (no test report: its tests did not run)']);
+    assert.equal(closingLine(summary), '2 passed, 2 failed, 1 skipped');
+  });
+
+  it('counts a workspace without a report as a failure even when turbo says it succeeded', () => {
+    const summary = summarizeReports([report([passedFile], { numPassedTests: 2 })], { turboFailed: false, unreported: ['@toolplane/e2e'] });
+    assert.equal(summary.failed, 1);
+    assert.deepEqual(summary.failedSuites, ['@toolplane/e2e (no test report: its tests did not run)']);
+  });
+});
+
+describe('plannedReports', () => {
+  it("names the report of each workspace whose test task turbo plans, after its directory, skipping a workspace with no test script", () => {
+    const plan = {
+      tasks: [
+        { taskId: '@toolplane/sealing#test', task: 'test', package: '@toolplane/sealing', directory: 'packages/sealing', command: 'vitest run' },
+        { taskId: '@toolplane/e2e#test', task: 'test', package: '@toolplane/e2e', directory: 'test', command: 'vitest run' },
+        { taskId: '@toolplane/docs#test', task: 'test', package: '@toolplane/docs', directory: 'packages/docs', command: '<NONEXISTENT>' },
+      ],
+    };
+    assert.deepEqual(plannedReports(plan), [
+      { workspace: '@toolplane/sealing', report: 'sealing.json' },
+      { workspace: '@toolplane/e2e', report: 'test.json' },
+    ]);
+  });
+
+  it('plans nothing when turbo plans no task', () => {
+    assert.deepEqual(plannedReports({ tasks: [] }), []);
   });
 });
