@@ -101,8 +101,13 @@ export interface Platform {
   readonly service: (name: PlatformService, replica?: number) => ServiceProcess;
   /** SIGKILLs a service process (its first replica unless told) and waits for it to be gone. */
   readonly kill: (name: PlatformService, replica?: number) => Promise<void>;
-  /** Starts a service process again (after kill, without its first start's settings) and waits until it is ready. */
-  readonly restart: (name: PlatformService, replica?: number, env?: Record<string, string>) => Promise<void>;
+  /**
+   * Starts a service process again (after kill, without its first start's settings) and waits until it is ready, or
+   * with `awaitReady: false` until it is alive (/healthz), for a service that is expected not to be ready.
+   */
+  readonly restart: (name: PlatformService, replica?: number, env?: Record<string, string>, options?: { readonly awaitReady?: boolean }) => Promise<void>;
+  /** Where a service process (its first replica unless told) serves /healthz, /readyz and /metrics, e.g. http://127.0.0.1:PORT. */
+  readonly httpUrl: (name: PlatformService, replica?: number) => string;
   /** The last lines each service logged, for a failure message. */
   readonly logs: (name: PlatformService, lines?: number) => string;
   readonly stop: () => Promise<void>;
@@ -270,13 +275,15 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
 
   // Each service's processes; the first is the one `service`, `kill`, `restart` and `logs` name.
   const running = new Map<PlatformService, ServiceProcess[]>();
-  const launch = async (name: PlatformService, replica = 0, extraEnv: Record<string, string> = {}): Promise<void> => {
+  const ports = new Map<string, number>();
+  const launch = async (name: PlatformService, replica = 0, extraEnv: Record<string, string> = {}, awaitReady = true): Promise<void> => {
     const port = await freePort();
     const service = spawnService(name, { ...common, ...own[name], ...extraEnv, HTTP_PORT: String(port), INSTANCE_ID: `${name}-${replica}-${randomUUID().slice(0, 6)}` });
     const processes = running.get(name) ?? [];
     processes[replica] = service;
     running.set(name, processes);
-    await waitForStatus(`http://127.0.0.1:${port}/readyz`, service, 90_000);
+    ports.set(`${name}/${replica}`, port);
+    await waitForStatus(`http://127.0.0.1:${port}/${awaitReady ? 'readyz' : 'healthz'}`, service, 90_000);
   };
   const replicaIndexes = Array.from({ length: replicas }, (_, i) => i);
 
@@ -413,7 +420,12 @@ export async function startPlatform(infra: TestScope, label: string, options: Pl
       service.child.kill('SIGKILL');
       await service.exited;
     },
-    restart: (name, replica = 0, env = {}) => launch(name, replica, env),
+    restart: (name, replica = 0, env = {}, restartOptions = {}) => launch(name, replica, env, restartOptions.awaitReady ?? true),
+    httpUrl: (name, replica = 0) => {
+      const port = ports.get(`${name}/${replica}`);
+      if (port === undefined) throw new Error(`${name} ${replica} was never started`);
+      return `http://127.0.0.1:${port}`;
+    },
     logs: (name, lines = 40) =>
       (running.get(name) ?? [])
         .map((service, replica) => `[${name} ${replica}]\n${service.stderr()}${service.stdout().trimEnd().split('\n').slice(-lines).join('\n')}`)

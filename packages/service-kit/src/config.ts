@@ -85,7 +85,10 @@ export function baseServiceConfig(defaults: { httpPort: number }) {
     HTTP_HOST: z.string().min(1, 'is empty').default('127.0.0.1'),
     HTTP_PORT: portSetting(defaults.httpPort),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
-    /** How long start-up waits for MongoDB before giving up with one clear line. */
+    /**
+     * How long a MongoDB operation looks for a server before it fails as TEMPORARY_UNAVAILABLE. The start does not
+     * wait for MongoDB: a service runs without it and catches up once it answers.
+     */
     MONGODB_CONNECT_TIMEOUT_MS: millisecondsSetting(10_000),
     SHUTDOWN_TIMEOUT_MS: millisecondsSetting(10_000),
     INSTANCE_ID: z.string().min(1).optional(),

@@ -9,6 +9,11 @@ export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => Pr
 export interface ReadinessCheck {
   readonly name: string;
   readonly check: (signal: AbortSignal) => Promise<boolean>;
+  /**
+   * False for a dependency the service does its job without (a read model's store, for a service whose hot path
+   * does not read it): failing, it shows as `degraded` and the service stays ready. Default true.
+   */
+  readonly required?: boolean;
 }
 
 /** The operator-facing HTTP endpoints of a service: /healthz, /readyz, /metrics. */
@@ -28,7 +33,8 @@ const operatorPaths = new Set(['/healthz', '/readyz', '/metrics']);
 const idleSweepMs = 100;
 
 /**
- * Serves /healthz (the process is alive), /readyz (every readiness check passes, so traffic may come) and
+ * Serves /healthz (the process is alive), /readyz (every required readiness check passes, so traffic may come; the
+ * body lists each check as `ok`, `failing` or, for one that is not required, `degraded`) and
  * /metrics (Prometheus text format) on the service's own port, and hands every other path to `routes` when the
  * service has routes of its own (404 otherwise).
  */
@@ -44,16 +50,16 @@ export async function startHealthServer(options: {
 
   const readiness = async () => {
     const results = await Promise.all(
-      options.checks.map(async ({ name, check }) => {
+      options.checks.map(async ({ name, check, required = true }) => {
         try {
-          return [name, await check(AbortSignal.timeout(checkTimeoutMs))] as const;
+          return { name, required, ok: await check(AbortSignal.timeout(checkTimeoutMs)) };
         } catch {
-          return [name, false] as const;
+          return { name, required, ok: false };
         }
       }),
     );
-    const checks = Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'ok' : 'failing']));
-    return { ready: !shuttingDown && results.every(([, ok]) => ok), checks };
+    const checks = Object.fromEntries(results.map(({ name, required, ok }) => [name, ok ? 'ok' : required ? 'failing' : 'degraded']));
+    return { ready: !shuttingDown && results.every(({ required, ok }) => ok || !required), checks };
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

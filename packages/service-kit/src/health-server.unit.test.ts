@@ -47,6 +47,25 @@ describe('startHealthServer', () => {
     expect((await get('/nowhere')).status).toBe(404);
   });
 
+  it('stays ready while a check that is not required fails, listing it as degraded', async () => {
+    let storeUp = false;
+    server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      service: 'test',
+      metrics: new Registry(),
+      checks: [
+        { name: 'nats', check: () => Promise.resolve(true) },
+        { name: 'mongodb', required: false, check: () => (storeUp ? Promise.resolve(true) : Promise.reject(new Error('down'))) },
+      ],
+    });
+    const degraded = await get('/readyz');
+    expect(degraded.status).toBe(200);
+    expect(JSON.parse(degraded.body)).toEqual({ status: 'ready', service: 'test', checks: { nats: 'ok', mongodb: 'degraded' } });
+    storeUp = true;
+    expect(JSON.parse((await get('/readyz')).body)).toMatchObject({ checks: { nats: 'ok', mongodb: 'ok' } });
+  });
+
   it('treats a check that throws as failing', async () => {
     server = await startHealthServer({
       host: '127.0.0.1',

@@ -23,6 +23,7 @@ export {
   type RunningService,
   type ServiceContext,
   type ServiceDefinition,
+  type StoreReadiness,
   type StorelessServiceContext,
   type StorelessServiceDefinition,
 } from './run-service.js';
@@ -38,6 +39,7 @@ export {
   type ServiceMetrics,
 } from './service-metrics.js';
 export { ShutdownStack } from './shutdown.js';
+export { type StoreCollections, type StoreStatus } from './store-monitor.js';
 export {
   recordSpansInMemory,
   startTracing,

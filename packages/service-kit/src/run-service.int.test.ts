@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
-import { testScope } from '@toolplane/testing';
-import { baseServiceConfig, storelessServiceConfig } from './config.js';
-import { startService } from './run-service.js';
+import { connectStore, defineCollection } from '@toolplane/store';
+import { eventually, startPrivateFerretDb, testScope, type PrivateFerretDb } from '@toolplane/testing';
+import { baseServiceConfig, storelessServiceConfig, type BaseServiceConfig } from './config.js';
+import { startService, type RunningService, type ServiceContext, type StoreReadiness } from './run-service.js';
 
 const scope = testScope('service_kit_run');
 
@@ -19,7 +20,7 @@ describe('startService', () => {
     await watcher.connection.flush();
     let messaging: Messaging | undefined;
     const service = await startService(
-      { name: 'inbox-probe', config: baseServiceConfig({ httpPort: 0 }), start: (context) => Promise.resolve(void (messaging = context.messaging)) },
+      { name: 'inbox-probe', storeReadiness: 'optional', config: baseServiceConfig({ httpPort: 0 }), start: (context) => Promise.resolve(void (messaging = context.messaging)) },
       { NATS_URL: scope.natsUrl, MONGODB_URL: scope.mongoUrl, MONGODB_DATABASE: scope.dbName, HTTP_PORT: '0', LOG_LEVEL: 'silent', NATS_INBOX_PREFIX: prefix },
     );
     try {
@@ -138,5 +139,110 @@ describe('startService', () => {
       await m.drain();
       await service.stop();
     }
+  });
+});
+
+describe('a service with MongoDB', () => {
+  // A MongoDB-protocol server of this file's own, to be away and come back under running services.
+  let ferret: PrivateFerretDb;
+  beforeAll(async () => {
+    ferret = await startPrivateFerretDb('service-kit-ferretdb-');
+  }, 60_000);
+  afterAll(async () => {
+    await ferret?.stop();
+  });
+
+  const probes = defineCollection<{ _id: string; x: number }>({ name: 'probes', indexes: [{ name: 'by_x', key: { x: 1 } }] });
+  const env = (mongoUrl: string) => ({ NATS_URL: scope.natsUrl, MONGODB_URL: mongoUrl, MONGODB_DATABASE: scope.dbName, MONGODB_CONNECT_TIMEOUT_MS: '500', HTTP_PORT: '0', LOG_LEVEL: 'silent' });
+  const readyz = async (service: RunningService) => {
+    const res = await fetch(`http://127.0.0.1:${service.port}/readyz`);
+    return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string> } };
+  };
+  const storeUp = async (service: RunningService) => {
+    const value = /^toolplane_store_up\{[^}]*\} (\d+)$/m.exec(await (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text())?.[1];
+    return value === undefined ? undefined : Number(value);
+  };
+  let askedServer: string | undefined;
+  const start = (name: string, storeReadiness: StoreReadiness, mongoUrl: string, onStart?: (context: ServiceContext<BaseServiceConfig>) => void) =>
+    startService(
+      {
+        name,
+        storeReadiness,
+        config: baseServiceConfig({ httpPort: 0 }),
+        // Indexes made for the server: the kit asks it what it supports first, once it answers.
+        collections: (capabilities) => {
+          askedServer = capabilities.server;
+          return [probes];
+        },
+        start: (context) => {
+          onStart?.(context);
+          return Promise.resolve();
+        },
+      },
+      env(mongoUrl),
+    );
+
+  it('starts while MongoDB does not answer: ready or not as it declares, catching up (indexes, readiness, store_up) once MongoDB answers', { timeout: 60_000 }, async () => {
+    await ferret.kill();
+    let optionalContext: ServiceContext<BaseServiceConfig> | undefined;
+    const startedAt = Date.now();
+    const optional = await start('store-optional-probe', 'optional', ferret.url, (context) => (optionalContext = context));
+    const required = await start('store-required-probe', 'required', ferret.url);
+    try {
+      // Neither start waited for MongoDB's selection timeout, let alone failed on it.
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(await readyz(optional)).toEqual({ status: 200, body: { status: 'ready', service: 'store-optional-probe', checks: { nats: 'ok', mongodb: 'degraded' } } });
+      expect(await readyz(required)).toEqual({ status: 503, body: { status: 'not ready', service: 'store-required-probe', checks: { nats: 'ok', mongodb: 'failing' } } });
+      expect(await storeUp(optional)).toBe(0);
+      expect(askedServer).toBeUndefined();
+      expect(optionalContext?.storeStatus.available).toBe(false);
+      // An operation while MongoDB is away fails as the taxonomy says, after the selection timeout.
+      await expect(optionalContext?.store.ping()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', retryable: true });
+      const available = optionalContext?.storeStatus.whenAvailable();
+
+      await ferret.restart();
+      await available;
+      await eventually('the required service to report ready', async () => ((await readyz(required)).status === 200 ? true : undefined), 20_000);
+      expect((await readyz(required)).body.checks).toEqual({ nats: 'ok', mongodb: 'ok' });
+      expect((await readyz(optional)).body.checks).toEqual({ nats: 'ok', mongodb: 'ok' });
+      await eventually('store_up 1', async () => ((await storeUp(optional)) === 1 ? true : undefined), 20_000);
+      expect(askedServer).toBe('ferretdb');
+      const check = await connectStore({ url: ferret.url, dbName: scope.dbName, appName: 'service-kit-test' });
+      try {
+        const names = (await check.db.collection('probes').listIndexes().toArray()).map((index: { readonly name?: unknown }) => String(index.name));
+        expect(names).toContain('by_x');
+      } finally {
+        await check.close();
+      }
+
+      // Away again: the required service stops being ready, the optional one stays ready, degraded; whenAvailable waits.
+      await ferret.kill();
+      await eventually('the required service to report not ready', async () => ((await readyz(required)).status === 503 ? true : undefined), 20_000);
+      // The optional check reads the kit's last probe (taken every 10 s while MongoDB answers), never waiting on a ping.
+      await eventually('the optional service to report mongodb degraded', async () => ((await readyz(optional)).body.checks['mongodb'] === 'degraded' ? true : undefined), 20_000);
+      expect((await readyz(optional)).status).toBe(200);
+      expect(await storeUp(optional)).toBe(0);
+      const controller = new AbortController();
+      const waiting = optionalContext?.storeStatus.whenAvailable({ signal: controller.signal, recheck: true });
+      controller.abort();
+      await expect(waiting).rejects.toMatchObject({ code: 'CANCELLED' });
+      await ferret.restart();
+      await eventually('the required service to report ready again', async () => ((await readyz(required)).status === 200 ? true : undefined), 20_000);
+    } finally {
+      expect(await optional.stop()).toBe(true);
+      expect(await required.stop()).toBe(true);
+    }
+  });
+
+  it('stops in one line naming MONGODB_URL when the URL is malformed, without echoing its password', async () => {
+    const failure = await start('store-malformed-probe', 'optional', 'mongodb://user:hun:ter22@127.0.0.1/db').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    const message = (failure as Error).message;
+    expect(message).toMatch(/^invalid configuration: MONGODB_URL: mongodb:\/\/\*\*\*@127\.0\.0\.1\/db is not a valid MongoDB URL: /);
+    expect(message).not.toContain('\n');
+    expect(message).not.toContain('ter22');
   });
 });

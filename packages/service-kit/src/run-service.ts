@@ -1,13 +1,14 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { z } from 'zod';
 import { connectMessaging, consumerProgress, ensureConsumer, ensureStream, type ConsumerSpec, type Messaging, type StreamSpec } from '@toolplane/messaging';
-import { connectStore, ensureIndexes, type CollectionDefinition, type Store } from '@toolplane/store';
+import { openStore, type Store } from '@toolplane/store';
 import { ConfigError, loadConfig, type BaseServiceConfig, type StorelessServiceConfig } from './config.js';
 import { declareConsumerMetrics } from './consumer-metrics.js';
 import { startHealthServer, type HealthServer, type HttpRouteHandler, type ReadinessCheck } from './health-server.js';
 import { createLogger, type Logger } from './logger.js';
 import { serviceMetrics } from './service-metrics.js';
 import { ShutdownStack } from './shutdown.js';
+import { monitorStore, type StoreCollections, type StoreStatus } from './store-monitor.js';
 import { startTracing, type Tracing } from './tracing.js';
 
 /** What every service declares about itself, with MongoDB or without. */
@@ -21,12 +22,27 @@ interface CommonDefinition<C extends StorelessServiceConfig> {
   readonly consumers?: readonly { readonly stream: string; readonly consumer: ConsumerSpec }[];
 }
 
+/**
+ * What MongoDB is to a service's job, and so to its /readyz:
+ * - `required`: the service cannot do its job without it (a projector whose job is writing read models, a service
+ *   whose queries all read them): /readyz fails (`mongodb: failing`) while MongoDB does not answer;
+ * - `optional`: its hot path runs on JetStream alone and only some queries or background work read MongoDB: /readyz
+ *   stays ready and lists `mongodb: degraded` while MongoDB does not answer.
+ * Either way the service starts without MongoDB, and `toolplane_store_up` says whether it answers.
+ */
+export type StoreReadiness = 'required' | 'optional';
+
 /** What a service declares about itself; `start` wires its behaviour onto the connections it is given. */
 export interface ServiceDefinition<C extends BaseServiceConfig> extends CommonDefinition<C> {
-  /** MongoDB (the default): connected at start from MONGODB_URL, pinged by /readyz, closed last. */
+  /**
+   * MongoDB (the default): opened at start from MONGODB_URL without waiting for it (a malformed URL stops the start),
+   * watched by the kit (indexes ensured once it answers, `toolplane_store_up`, /readyz per `storeReadiness`), closed last.
+   */
   readonly store?: 'mongodb';
-  /** Collections this service owns, with their indexes. */
-  readonly collections?: readonly CollectionDefinition[];
+  /** Whether this replica can do its job while MongoDB does not answer; see StoreReadiness. */
+  readonly storeReadiness: StoreReadiness;
+  /** Collections this service owns, with their indexes (or made for the server's capabilities); ensured once MongoDB answers. */
+  readonly collections?: StoreCollections;
   readonly start: (context: ServiceContext<C>) => Promise<void>;
 }
 
@@ -65,7 +81,10 @@ export interface StorelessServiceContext<C extends StorelessServiceConfig> {
 
 /** What `start` receives: the parsed config and the service's connections and hooks. */
 export interface ServiceContext<C extends BaseServiceConfig> extends StorelessServiceContext<C> {
+  /** Connected on first use: an operation while MongoDB does not answer fails with TEMPORARY_UNAVAILABLE. */
   readonly store: Store;
+  /** Whether MongoDB answers now and the service's indexes are in place; writers of read models wait on it. */
+  readonly storeStatus: StoreStatus;
 }
 
 /** A started service. */
@@ -95,7 +114,7 @@ export function startService(definition: ServiceDefinition<BaseServiceConfig> | 
 async function startWith<C extends StorelessServiceConfig>(
   definition: CommonDefinition<C> & { readonly start: (context: ServiceContext<C & BaseServiceConfig>) => Promise<void> },
   env: Record<string, string | undefined>,
-  withStore: { readonly collections?: readonly CollectionDefinition[] } | undefined,
+  withStore: { readonly collections?: StoreCollections; readonly storeReadiness: StoreReadiness } | undefined,
 ): Promise<RunningService> {
   let config: C;
   try {
@@ -134,14 +153,16 @@ async function startWith<C extends StorelessServiceConfig>(
   // A definition with MongoDB has a config with its settings (ServiceDefinition's config is a BaseServiceConfig).
   const mongo = withStore === undefined ? undefined : (config as C & BaseServiceConfig);
   if (mongo !== undefined) {
+    // Nothing is sent yet: only a URL the driver cannot parse stops the start. MongoDB holds read models, not what the
+    // service needs to serve, so a server that does not answer is waited for in the background (below).
     try {
-      store = await connectStore({ url: mongo.MONGODB_URL, dbName: mongo.MONGODB_DATABASE, appName: `toolplane-${definition.name}`, serverSelectionTimeoutMs: mongo.MONGODB_CONNECT_TIMEOUT_MS });
+      store = openStore({ url: mongo.MONGODB_URL, dbName: mongo.MONGODB_DATABASE, appName: `toolplane-${definition.name}`, serverSelectionTimeoutMs: mongo.MONGODB_CONNECT_TIMEOUT_MS });
     } catch (error) {
       await shutdown.run(config.SHUTDOWN_TIMEOUT_MS);
-      throw new StartupError(`MONGODB_URL: cannot connect to MongoDB: ${messageOf(error)}`, { cause: error });
+      throw new StartupError(`invalid configuration: MONGODB_URL: ${messageOf(error)}`, { cause: error });
     }
-    const connected = store;
-    shutdown.push('mongodb', () => connected.close());
+    const opened = store;
+    shutdown.push('mongodb', () => opened.close());
   }
 
   let health: HealthServer | undefined;
@@ -162,17 +183,38 @@ async function startWith<C extends StorelessServiceConfig>(
         onReadFailed: (ref, err) => metricsLog.debug({ err, ...ref }, 'consumer info unavailable: its gauges are left out of this scrape'),
       },
     );
-    const connected = store;
-    if (connected !== undefined) await ensureIndexes(connected, withStore?.collections ?? []);
-
     readiness.push({ name: 'nats', check: () => Promise.resolve(messaging.isConnected()) });
-    if (connected !== undefined) readiness.push({ name: 'mongodb', check: (signal) => connected.ping(signal).then(() => true) });
+    let storeStatus: StoreStatus | undefined;
+    if (store !== undefined && withStore !== undefined) {
+      const monitor = monitorStore({ store, collections: withStore.collections ?? [], logger: logger.child({ component: 'mongodb' }) });
+      // The service sees the status only: the kit owns the loop and stops it.
+      storeStatus = {
+        get available() {
+          return monitor.available;
+        },
+        whenAvailable: (options) => monitor.whenAvailable(options),
+      };
+      // Registered after the store's close, so it stops before it.
+      shutdown.push('mongodb monitor', () => monitor.stop());
+      readiness.push(
+        withStore.storeReadiness === 'required'
+          ? { name: 'mongodb', check: (signal) => monitor.answersNow(signal) }
+          : { name: 'mongodb', required: false, check: () => Promise.resolve(monitor.available) },
+      );
+      serviceMetrics(metrics).gauge({
+        name: 'store_up',
+        help: 'Whether MongoDB answers this replica and its indexes are in place (1) or not (0): its read models lag meanwhile.',
+        labelNames: [],
+        collect: (set) => set({}, monitor.available ? 1 : 0),
+      });
+    }
     // A service without MongoDB is given no store: its definition's start takes a context without one.
     await definition.start({
       config: config as C & BaseServiceConfig,
       logger,
       messaging,
-      store: connected as Store,
+      store: store as Store,
+      storeStatus: storeStatus as StoreStatus,
       metrics,
       signal: controller.signal,
       onShutdown: (name, run) => shutdown.push(name, run),

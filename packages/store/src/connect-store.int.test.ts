@@ -1,8 +1,9 @@
 import { hasErrorCode } from '@toolplane/contracts';
-import { freePort, testScope } from '@toolplane/testing';
+import { freePort, startPrivateFerretDb, testScope } from '@toolplane/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { storeFixture } from '../test/store-fixture.js';
-import { connectStore } from './connect-store.js';
+import { connectStore, openStore } from './connect-store.js';
+import { toStoreError } from './store-error.js';
 
 const scope = testScope('store_connect');
 const fixture = storeFixture(scope);
@@ -22,9 +23,10 @@ describe('connectStore', () => {
   it('connects, answers ping and reports what the server can do', async () => {
     const store = await fixture.open();
     await expect(store.ping()).resolves.toBeUndefined();
-    expect(['mongodb', 'ferretdb']).toContain(store.capabilities.server);
+    const capabilities = await store.capabilities();
+    expect(['mongodb', 'ferretdb']).toContain(capabilities.server);
     // FerretDB 1.x reads, then writes by _id: a conditional update there is no guard between writers.
-    expect(store.capabilities.atomicConditionalUpdates).toBe(store.capabilities.server === 'mongodb');
+    expect(capabilities.atomicConditionalUpdates).toBe(capabilities.server === 'mongodb');
     expect(store.dbName).toBe(scope.dbName);
   });
 
@@ -75,5 +77,55 @@ describe('connectStore', () => {
     const controller = new AbortController();
     controller.abort(new Error('shutting down'));
     expect((await failure(store.ping(controller.signal))).code).toBe('CANCELLED');
+  });
+});
+
+describe('openStore', () => {
+  it('refuses a malformed URL at once with INVALID_ARGUMENT, credentials hidden', () => {
+    let error: unknown;
+    try {
+      openStore({ url: 'mongodb://user:hun:ter22@h/db', dbName: 'x', appName: 'test' });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(hasErrorCode(error) && error.code).toBe('INVALID_ARGUMENT');
+    expect(String((error as Error).message)).not.toMatch(/hun:ter22|ter22/);
+  });
+
+  it('stays closed once closed, even before it ever connected', async () => {
+    const store = openStore({ url: scope.mongoUrl, dbName: scope.dbName, appName: 'test' });
+    await store.close();
+    await expect(store.ping()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
+    await expect(store.capabilities()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
+  });
+
+  it('opens without a server; fails as unavailable while none answers, and works once one does', { timeout: 60_000 }, async () => {
+    // A server of this test's own, to be away and then come back.
+    const ferret = await startPrivateFerretDb('store-open-');
+    await ferret.kill();
+    const store = openStore({ url: ferret.url, dbName: scope.dbName, appName: 'test', serverSelectionTimeoutMs: 500 });
+    try {
+      const failure = await store.ping().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(hasErrorCode(failure) && failure.code).toBe('TEMPORARY_UNAVAILABLE');
+      await expect(store.capabilities()).rejects.toMatchObject({ code: 'TEMPORARY_UNAVAILABLE' });
+      // A driver operation of a service meanwhile fails as unavailable too (not for good: see below).
+      const raw = await store.db.collection('probe').insertOne({ n: 1 }).then(
+        () => undefined,
+        (error: unknown) => toStoreError(error, 'inserting'),
+      );
+      expect(raw?.code).toBe('TEMPORARY_UNAVAILABLE');
+
+      await ferret.restart();
+      await store.ping();
+      await expect(store.capabilities()).resolves.toMatchObject({ server: 'ferretdb' });
+      await store.db.collection('probe').insertOne({ n: 2 });
+      expect(await store.db.collection('probe').countDocuments()).toBe(1);
+    } finally {
+      await store.close();
+      await ferret.stop();
+    }
   });
 });

@@ -126,7 +126,7 @@ describe('ensureIndexes', () => {
     for (let run = 0; run < 2; run += 1) {
       const report = await ensureIndexes(store, [leases]);
       const degraded = report.indexes.map((index) => index.degraded);
-      expect(degraded).toEqual(store.capabilities.ttlIndexes ? [[], []] : [['ttl-unsupported'], ['partial-filter-unsupported']]);
+      expect(degraded).toEqual((await store.capabilities()).ttlIndexes ? [[], []] : [['ttl-unsupported'], ['partial-filter-unsupported']]);
       expect(report.indexes.map((index) => index.outcome)).toEqual(run === 0 ? ['created', 'created'] : ['unchanged', 'unchanged']);
     }
     expect(await indexNames('leases')).toEqual(['_id_', 'expiry', 'open_by_state']);
@@ -134,7 +134,7 @@ describe('ensureIndexes', () => {
 
   it('refuses a unique partial index where the server has no partial indexes, creating nothing', async () => {
     const definition = defineCollection({ name: 'unique_partial', indexes: [{ name: 'u', key: { a: 1 }, unique: true, partialFilterExpression: { a: { $exists: true } } }] });
-    if (store.capabilities.partialIndexes) {
+    if ((await store.capabilities()).partialIndexes) {
       await expect(ensureIndexes(store, [definition])).resolves.toMatchObject({ indexes: [{ outcome: 'created' }] });
     } else {
       expect((await conflictOf(ensureIndexes(store, [definition]))).code).toBe('INVALID_ARGUMENT');

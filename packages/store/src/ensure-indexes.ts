@@ -2,7 +2,7 @@ import { throwIfAborted, ToolplaneError } from '@toolplane/contracts';
 import type { Document } from 'mongodb';
 import type { CollectionDefinition } from './define-collection.js';
 import { createIndexOptions, effectiveIndex, indexDifferences, type IndexDegradation } from './index-spec.js';
-import type { Store } from './store.js';
+import type { Store, StoreCapabilities } from './store.js';
 import { isIndexConflictError, serverErrorCode, toStoreError } from './store-error.js';
 
 /** What ensureIndexes did with one declared index. */
@@ -33,14 +33,17 @@ export async function ensureIndexes(store: Store, definitions: readonly Collecti
   const { signal } = options;
   const indexes: IndexOutcome[] = [];
   const unmanaged: { collection: string; name: string }[] = [];
+  // A service without collections sends the server nothing here.
+  if (definitions.length === 0) return { indexes, unmanaged };
+  const capabilities = await store.capabilities(signal);
   for (const definition of definitions) {
     throwIfAborted(signal, `ensuring the indexes of ${definition.name}`);
     const existing = await listIndexes(store, definition.name, signal);
     for (const declared of definition.indexes) {
-      const { index, degraded } = effectiveIndex(definition.name, declared, store.capabilities);
+      const { index, degraded } = effectiveIndex(definition.name, declared, capabilities);
       const found = existing.find((candidate) => candidate['name'] === index.name);
       if (found) {
-        assertSame(store, definition.name, found, index);
+        assertSame(capabilities, definition.name, found, index);
         indexes.push({ collection: definition.name, name: index.name, outcome: 'unchanged', degraded });
         continue;
       }
@@ -54,7 +57,7 @@ export async function ensureIndexes(store: Store, definitions: readonly Collecti
         const now = await listIndexes(store, definition.name, signal);
         const raced = now.find((candidate) => candidate['name'] === index.name);
         if (raced) {
-          assertSame(store, definition.name, raced, index);
+          assertSame(capabilities, definition.name, raced, index);
           indexes.push({ collection: definition.name, name: index.name, outcome: 'unchanged', degraded });
           continue;
         }
@@ -89,8 +92,8 @@ async function listIndexes(store: Store, collection: string, signal: AbortSignal
   }
 }
 
-function assertSame(store: Store, collection: string, existing: Document, wanted: Parameters<typeof indexDifferences>[1]): void {
-  const differences = indexDifferences(existing, wanted, store.capabilities);
+function assertSame(capabilities: StoreCapabilities, collection: string, existing: Document, wanted: Parameters<typeof indexDifferences>[1]): void {
+  const differences = indexDifferences(existing, wanted, capabilities);
   if (differences.length > 0) {
     throw new ToolplaneError('CONFLICT', `index ${collection}.${wanted.name} already exists with a different definition (${differences.join('; ')}); drop it or give the new index another name`, {
       details: { collection, index: wanted.name, differences },

@@ -15,7 +15,7 @@ export async function findByIds<TDoc extends Document>(
   const { signal } = options;
   const what = `reading ${ids.length} documents of ${collection.name}`;
   try {
-    if (collection.store.capabilities.server === 'mongodb') {
+    if ((await collection.store.capabilities(signal)).server === 'mongodb') {
       const documents = await collection.raw.find({ _id: { $in: [...ids] } } as Filter<TDoc>, { signal }).toArray();
       const byId = new Map(documents.map((document) => [idKey(document._id), document]));
       return ids.map((id) => byId.get(idKey(id)) ?? null);

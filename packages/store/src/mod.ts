@@ -1,5 +1,5 @@
 export { assertStorable, findUnstorableKey, type UnstorableKey, type UnstorableReason } from './assert-storable.js';
-export { connectStore, type ConnectStoreOptions } from './connect-store.js';
+export { connectStore, openStore, type ConnectStoreOptions, type OpenStoreOptions } from './connect-store.js';
 export { defineCollection, type CollectionDefinition, type IndexDefinition, type IndexKey } from './define-collection.js';
 export { ensureIndexes, type EnsureIndexesReport, type IndexOutcome } from './ensure-indexes.js';
 export { findByIds } from './find-by-ids.js';

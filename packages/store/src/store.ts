@@ -29,7 +29,11 @@ export interface Store {
   readonly dbName: string;
   /** The server URL without credentials or options: safe for logs and messages. */
   readonly displayUrl: string;
-  readonly capabilities: StoreCapabilities;
+  /**
+   * What the server can do: asked once (`buildInfo`) by the first call that reaches it, then remembered.
+   * TEMPORARY_UNAVAILABLE while no server answers.
+   */
+  capabilities(signal?: AbortSignal): Promise<StoreCapabilities>;
   /** The collection a definition describes. */
   collection<TDoc extends Document>(definition: CollectionDefinition<TDoc>): StoreCollection<TDoc>;
   /** Resolves when the server answers; TEMPORARY_UNAVAILABLE, TIMEOUT or CANCELLED otherwise. */

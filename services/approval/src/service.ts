@@ -104,6 +104,9 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       consumer: { durableName: approvalConsumers.events, description: 'Publishes the approval stream’s outcome events on the events stream.', maxAckPending: 1 },
     },
   ],
+  // Approvals are opened, shown, decided and consumed from the approval stream; only list queries and the expiry
+  // sweeper read the read model, which catches up once MongoDB answers (a decision still checks the deadline itself).
+  storeReadiness: 'optional',
   collections,
   start: async (context) => {
     const { config, logger, messaging, store, signal } = context;
@@ -207,7 +210,10 @@ export const approvalService: ServiceDefinition<ReturnType<typeof approvalConfig
       await Promise.all(responders.map((responder) => responder.stop({ graceMs: 2_000 })));
     });
 
-    const sweeper = runSweeper({ ...runtime, logger: logger.child({ component: 'sweeper' }) }, { intervalMs: config.APPROVAL_SWEEP_INTERVAL_MS, signal });
+    const sweeper = runSweeper(
+      { ...runtime, logger: logger.child({ component: 'sweeper' }) },
+      { intervalMs: config.APPROVAL_SWEEP_INTERVAL_MS, signal, storeAvailable: () => context.storeStatus.available },
+    );
     context.onShutdown('approval-sweeper', () => sweeper);
   },
 };

@@ -1,5 +1,5 @@
 import type { AuditChainEntry, FlowJournalEntry, RuntimeToolCallDocument } from '@toolplane/contracts';
-import { defineCollection, ensureIndexes, type CollectionDefinition, type Store } from '@toolplane/store';
+import { defineCollection, ensureIndexes, type CollectionDefinition, type Store, type StoreCapabilities } from '@toolplane/store';
 
 // The projections that can be rebuilt live in generations: generation 1 under the plain names, generation n in
 // `<name>_g<n>`. FerretDB 1.x can neither rename collections atomically nor run transactions, so a rebuild fills
@@ -29,8 +29,8 @@ const byActivity = { lastEventAt: -1, _id: -1 } as const;
  * `{_id}` with a scan, so there the query indexes would only be paid for on every insert (measured: 400 call
  * documents take 270-475 ms with the six indexes, 120-175 ms without), and they are not created.
  */
-export function usesQueryIndexes(store: Store): boolean {
-  return store.capabilities.server === 'mongodb';
+export function usesQueryIndexes(capabilities: StoreCapabilities): boolean {
+  return capabilities.server === 'mongodb';
 }
 
 /** The `runtime_tool_calls` collection of a generation, with the indexes `calls list` filters and pages with. */
@@ -67,12 +67,20 @@ export const auditChainHeads = defineCollection<AuditChainHeadDocument>({ name: 
 
 /**
  * Every collection the audit-projector service owns (the first generation of the rebuildable ones), with the
- * indexes every server needs; the query indexes come from `ensureQueryIndexes`, where the server uses them.
+ * indexes every server needs; the query indexes come from `collectionsFor` (and `ensureQueryIndexes` for a rebuild's
+ * generation), where the server uses them.
  */
 export const collections = [runtimeToolCallsCollection(1, false), flowJournalCollection(1, false), auditChain, auditChainHeads];
 
+/** Every collection the service owns with the first generation's query indexes where the server uses them: what the service kit ensures. */
+export function collectionsFor(capabilities: StoreCapabilities): readonly CollectionDefinition[] {
+  const queryIndexes = usesQueryIndexes(capabilities);
+  return [runtimeToolCallsCollection(1, queryIndexes), flowJournalCollection(1, queryIndexes), auditChain, auditChainHeads];
+}
+
 /** Creates a generation's query indexes, on servers whose queries use them. */
 export async function ensureQueryIndexes(store: Store, generation: number, signal?: AbortSignal): Promise<void> {
-  const definitions = [runtimeToolCallsCollection(generation, usesQueryIndexes(store)), flowJournalCollection(generation, usesQueryIndexes(store))];
+  const queryIndexes = usesQueryIndexes(await store.capabilities(signal));
+  const definitions = [runtimeToolCallsCollection(generation, queryIndexes), flowJournalCollection(generation, queryIndexes)];
   await ensureIndexes(store, definitions, signal ? { signal } : {});
 }

@@ -2,12 +2,15 @@
 // consumer pinned to one client, so one replica at a time receives and writes: the single writer the read models
 // rely on. A message is acknowledged only once the batch holding its event was written. A message that is not a
 // valid event, or that the projector refuses, is dead-lettered at once with its reason; a write that keeps failing
-// is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on. A replica told it
+// is retried with backoff and dead-lettered after the delivery limit, and the consumer goes on. A write that fails
+// because MongoDB went away spends no delivery: its messages are held (the consumer keeps telling the server they are
+// being worked on) and the batch is written again once MongoDB answers, however long that takes. A replica told it
 // lost the pin writes nothing until it is pinned again: its batches fail as retryable and their messages go back
 // to the server, which delivers them to the pinned replica.
 import type { SpanContext } from '@opentelemetry/api';
-import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode } from '@toolplane/contracts';
+import { LifecycleEvent, ToolplaneError, deadLetterSubject, hasErrorCode, sleep } from '@toolplane/contracts';
 import { consume, isRetryableError, type ConsumerDiagnostic, type ConsumerHandle, type Messaging, type PinChange } from '@toolplane/messaging';
+import type { StoreStatus } from '@toolplane/service-kit';
 import { BatchQueue } from './batch-queue.js';
 import { acceptEvent, type AcceptedEvent } from './event-checks.js';
 import { groupOfEvent, readyToWrite, writeBatch, type ProjectorWriters, type Target } from './projector.js';
@@ -40,6 +43,11 @@ export interface ProjectionConsumerOptions {
   readonly onWritten?: (written: readonly AcceptedEvent[]) => void;
   /** This replica was pinned (it is the writer from now on) or learned it lost the pin. */
   readonly onPinChange?: (change: PinChange) => void;
+  /**
+   * Whether MongoDB answers and the service's indexes are in place: a batch is written only then, and one that fails
+   * as unavailable waits for it. Without it, such a batch fails and its messages are redelivered.
+   */
+  readonly storeStatus?: StoreStatus;
 }
 
 /** A running projection consumer. */
@@ -60,7 +68,18 @@ function retryable(error: unknown): unknown {
 interface Queued {
   readonly accepted: AcceptedEvent;
   readonly origin: SpanContext | undefined;
+  /** The delivery's signal: it aborts when the consumer stops handling (after its grace period). */
+  readonly signal: AbortSignal;
 }
+
+/** A failure that ends when MongoDB answers again (not a lost pin, which another replica's writes resolve). */
+function storeAway(error: unknown): boolean {
+  return hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE';
+}
+
+// The pause between writes of a batch after MongoDB answered again, by failure: a store that answers pings but fails
+// writes is not hammered.
+const rewriteDelayMs = (failures: number) => Math.min(250 * failures, 2_000);
 
 /** Starts consuming into the projections. */
 export async function startProjectionConsumer(options: ProjectionConsumerOptions): Promise<ProjectionConsumer> {
@@ -76,15 +95,32 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
     lingerMs: options.lingerMs,
     write: async (queued) => {
       const items = queued.map((entry) => entry.accepted);
-      try {
-        if (pinLost) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'this replica lost its pin: another one writes the projections now', { retryable: true });
-        await inBatchSpan(
-          queued.map((entry) => entry.origin),
-          () => writeBatch(options.writers, options.target, items),
-        );
-      } catch (error) {
-        options.onWriteFailure?.(error, items.length);
-        throw error;
+      // A consumer hands every message the same signal.
+      const signal = queued[0]?.signal;
+      const store = options.storeStatus;
+      for (let failures = 0; ; ) {
+        try {
+          if (pinLost) throw new ToolplaneError('TEMPORARY_UNAVAILABLE', 'this replica lost its pin: another one writes the projections now', { retryable: true });
+          // Not before the indexes are in place: the chain's unique index is what keeps an event from being chained twice.
+          if (store !== undefined && !store.available) await store.whenAvailable(signal === undefined ? {} : { signal });
+          await inBatchSpan(
+            queued.map((entry) => entry.origin),
+            () => writeBatch(options.writers, options.target, items),
+          );
+          break;
+        } catch (error) {
+          // Once per batch: an outage is logged by the service kit when it begins and when it ends.
+          if (failures === 0) options.onWriteFailure?.(error, items.length);
+          failures += 1;
+          if (pinLost || store === undefined || !storeAway(error) || signal?.aborted) throw error;
+          try {
+            await store.whenAvailable({ ...(signal === undefined ? {} : { signal }), recheck: true });
+            await sleep(rewriteDelayMs(failures), signal, 'writing a batch again');
+          } catch {
+            // The consumer is stopping: the messages go back to the server.
+            throw error;
+          }
+        }
       }
       options.onWritten?.(items);
     },
@@ -110,7 +146,7 @@ export async function startProjectionConsumer(options: ProjectionConsumerOptions
       // Refusals are not retryable: the consumer dead-letters the message with this reason.
       const accepted = acceptEvent(event, context.subject, options.maxEventBytes);
       try {
-        await queue.add({ accepted, origin: currentOrigin() }, context.signal);
+        await queue.add({ accepted, origin: currentOrigin(), signal: context.signal }, context.signal);
       } catch (error) {
         throw retryable(error);
       }

@@ -7,7 +7,7 @@ import { baseServiceConfig, logConsumerDiagnostic, millisecondsSetting, serviceM
 import { serveAuditApi } from './api.js';
 import { CallWriter } from './call-writer.js';
 import { ChainWriter } from './chain-writer.js';
-import { collections, ensureQueryIndexes } from './collections.js';
+import { collectionsFor } from './collections.js';
 import { openGenerations } from './generations.js';
 import { startProjectionConsumer } from './projection-consumer.js';
 import { projectorMetrics } from './projector-metrics.js';
@@ -106,7 +106,11 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
   config: auditProjectorConfig,
   streams: [streams.events, streams.deadLetters],
   consumers: [{ stream: streams.events.name, consumer: projectorConsumerSpec(PROJECTOR_CONSUMER) }],
-  collections,
+  // Its only job is writing the read models and answering queries from them: without MongoDB it is not ready (it
+  // still starts, holds the events it could not write, and writes them once MongoDB answers).
+  storeReadiness: 'required',
+  // The first generation's query indexes too, on servers whose queries use them (the kit asks the server first).
+  collections: collectionsFor,
   start: async (context) => {
     const { config, logger, messaging, store } = context;
     const generations = await openGenerations(messaging, store.dbName);
@@ -128,8 +132,9 @@ export const auditProjectorService: ServiceDefinition<AuditProjectorConfig> = {
       stopGraceMs: config.AUDIT_PROJECTOR_STOP_GRACE_MS,
       onDiagnostic,
       onWriteFailure: (err: unknown, events: number) => log.warn({ err, events }, 'writing a batch failed'),
+      // A batch MongoDB could not take waits for it (its messages held, not nak'ed) and is written again.
+      storeStatus: context.storeStatus,
     };
-    await ensureQueryIndexes(store, 1);
     const consumer = projectorConsumerSpec(config.AUDIT_PROJECTOR_CONSUMER, {
       ...(config.AUDIT_PROJECTOR_TENANT === undefined ? {} : { tenant: config.AUDIT_PROJECTOR_TENANT }),
       deliverPolicy: config.AUDIT_PROJECTOR_DELIVER_POLICY,

@@ -81,6 +81,9 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
     { stream: registryStream.name, consumer: publisherConsumer },
     { stream: registryStream.name, consumer: readModelConsumer },
   ],
+  // Commands, getServer (the adapter's hot path) and the descriptor KV run on the registry's stream alone; only the
+  // scope-wide lists and the watcher's choice of servers read the read models, which catch up once MongoDB answers.
+  storeReadiness: 'optional',
   collections,
   async start(service) {
     const { config, logger, messaging, signal } = service;
@@ -144,6 +147,7 @@ export const registryService: ServiceDefinition<RegistryConfig> = {
         leases: await openKv(messaging, registryWatchBucket, WatchLease, { signal }),
         logger: logger.child({ component: 'watcher', instanceId }),
         nowMs: () => Date.now(),
+        storeAvailable: () => service.storeStatus.available,
       });
       onShutdown('watcher', () => watcher.stop());
     }

@@ -1,7 +1,7 @@
-import { SecretBrokerRecord, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream } from '@toolplane/contracts';
+import { SecretBrokerRecord, hasErrorCode, secretBrokerAggregateFilters, secretBrokerDeadLetterSubject, secretBrokerStream } from '@toolplane/contracts';
 import { storedAppendSchema } from '@toolplane/event-store';
 import { consume, type ConsumerHandle, type ConsumerSpec, type Messaging } from '@toolplane/messaging';
-import { logConsumerDiagnostic, type Logger } from '@toolplane/service-kit';
+import { logConsumerDiagnostic, type Logger, type StoreStatus } from '@toolplane/service-kit';
 import { toStoreError, type StoreCollection } from '@toolplane/store';
 import type { ConnectionDocument, SecretLeaseDocument } from './collections.js';
 import { toConnectionSummary } from './core/connection-rules.js';
@@ -22,6 +22,9 @@ export const projectorConsumer: ConsumerSpec = {
   ackWaitMs: 30_000,
 };
 
+// Deliveries of a record whose write keeps failing: with the default backoff (up to a minute between them), about a week.
+const maxDeliver = 10_000;
+
 /** What the projector writes to. */
 export interface ProjectorOptions {
   readonly messaging: Messaging;
@@ -29,6 +32,8 @@ export interface ProjectorOptions {
   readonly leases: StoreCollection<SecretLeaseDocument>;
   readonly logger: Logger;
   readonly signal: AbortSignal;
+  /** Whether MongoDB answers (and the unique indexes are in place): a message waits for it rather than spend its deliveries. */
+  readonly storeStatus: StoreStatus;
 }
 
 /** Folds one record (an event of an append) into the read models. */
@@ -71,10 +76,19 @@ export function startProjector(options: ProjectorOptions): Promise<ConsumerHandl
     consumer: projectorConsumer.durableName,
     schema: storedAppendSchema(SecretBrokerRecord),
     handler: async (message, context) => {
-      for (const record of message.events) await projectRecord(options, record, context.signal);
+      // Held (the consumer tells the server it is still being worked on) while MongoDB is away, rather than nak'ed.
+      await options.storeStatus.whenAvailable({ signal: context.signal });
+      try {
+        for (const record of message.events) await projectRecord(options, record, context.signal);
+      } catch (error) {
+        // The next delivery waits for a fresh answer instead of trusting what the last probe said.
+        if (hasErrorCode(error) && error.code === 'TEMPORARY_UNAVAILABLE') void options.storeStatus.whenAvailable({ recheck: true }).catch(() => undefined);
+        throw error;
+      }
     },
     deadLetterSubject: secretBrokerDeadLetterSubject(projectorConsumer.durableName),
-    maxDeliver: 20,
+    // A write that fails because MongoDB went away is retried for as long as that lasts: what is skipped, nobody redoes.
+    maxDeliver,
     signal: options.signal,
     onDiagnostic: logConsumerDiagnostic(log),
   });

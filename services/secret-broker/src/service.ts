@@ -54,6 +54,9 @@ export const secretBrokerService: ServiceDefinition<SecretBrokerConfig> = {
   config: secretBrokerConfig,
   streams: [streams.events, secretBrokerStream],
   consumers: [{ stream: secretBrokerStream.name, consumer: projectorConsumer }],
+  // Leases and connection changes run on the broker's private stream; only listConnections and the sweeper read the
+  // read models, which the projector catches up once MongoDB answers.
+  storeReadiness: 'optional',
   collections,
   start: startSecretBroker,
 };
@@ -103,6 +106,7 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
     leases: store.collection(secretLeases),
     logger: logger.child({ component: 'projector' }),
     signal,
+    storeStatus: context.storeStatus,
   });
   context.onShutdown('projector', () => projector.stop({ graceMs: 2_000 }));
 
@@ -125,6 +129,7 @@ async function startSecretBroker(context: ServiceContext<SecretBrokerConfig>): P
       now,
       intervalMs: config.SECRET_BROKER_SWEEP_INTERVAL_MS,
       logger: logger.child({ component: 'sweeper' }),
+      storeAvailable: () => context.storeStatus.available,
     },
     signal,
   );

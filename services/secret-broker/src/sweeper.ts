@@ -85,14 +85,22 @@ export async function sweepOnce(options: SweeperOptions, signal?: AbortSignal): 
   return { expiredLeases, rewrappedSecrets, unreadableSecrets };
 }
 
-/** Sweeps every `intervalMs` (with jitter, so replicas spread out) until `signal` aborts; resolves once stopped. */
-export async function runSweeper(options: SweeperOptions & { readonly intervalMs: number; readonly logger: Logger }, signal: AbortSignal): Promise<void> {
+/**
+ * Sweeps every `intervalMs` (with jitter, so replicas spread out) until `signal` aborts; resolves once stopped. While
+ * `storeAvailable` says MongoDB (which names what is due) does not answer, sweeps are skipped without a log line each
+ * (the service kit logs the outage once).
+ */
+export async function runSweeper(
+  options: SweeperOptions & { readonly intervalMs: number; readonly logger: Logger; readonly storeAvailable?: () => boolean },
+  signal: AbortSignal,
+): Promise<void> {
   while (!signal.aborted) {
     try {
       await sleep(options.intervalMs * (0.75 + Math.random() * 0.5), signal, 'the sweeper');
     } catch {
       return;
     }
+    if (options.storeAvailable?.() === false) continue;
     try {
       const report = await sweepOnce(options, signal);
       if (report.unreadableSecrets > 0) options.logger.warn(report, 'swept; some secrets cannot be rewrapped under the current key-encryption key');

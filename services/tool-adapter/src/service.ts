@@ -123,6 +123,9 @@ export const toolAdapterService: ServiceDefinition<ToolAdapterConfig> = {
       },
     },
   ],
+  // Nothing the adapter does reads MongoDB (it has no collection; calls, policies and counters live in JetStream):
+  // it is ready, and governs calls, while MongoDB is away.
+  storeReadiness: 'optional',
   collections,
   start: async (context) => {
     const { config, logger, messaging, signal } = context;

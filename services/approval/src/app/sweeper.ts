@@ -31,16 +31,22 @@ export async function sweepOnce(runtime: ApprovalRuntime, options: { readonly si
   return { expired };
 }
 
-/** Sweeps every `intervalMs` until `signal` aborts; resolves once the last sweep has finished. */
-export async function runSweeper(runtime: ApprovalRuntime, options: { readonly intervalMs: number; readonly signal: AbortSignal }): Promise<void> {
+/**
+ * Sweeps every `intervalMs` until `signal` aborts; resolves once the last sweep has finished. While `storeAvailable`
+ * says MongoDB (which names the candidates) does not answer, sweeps are skipped without a log line each (the service
+ * kit logs the outage once).
+ */
+export async function runSweeper(runtime: ApprovalRuntime, options: { readonly intervalMs: number; readonly signal: AbortSignal; readonly storeAvailable?: () => boolean }): Promise<void> {
   const { signal } = options;
   while (!signal.aborted) {
-    try {
-      const report = await sweepOnce(runtime, { signal });
-      if (report.expired > 0) runtime.logger.info(report, 'approval sweep');
-    } catch (error) {
-      if (signal.aborted) break;
-      runtime.logger.warn({ err: error }, 'approval sweep failed (the read model is unreachable?); retrying at the next interval');
+    if (options.storeAvailable?.() !== false) {
+      try {
+        const report = await sweepOnce(runtime, { signal });
+        if (report.expired > 0) runtime.logger.info(report, 'approval sweep');
+      } catch (error) {
+        if (signal.aborted) break;
+        runtime.logger.warn({ err: error }, 'approval sweep failed (the read model is unreachable?); retrying at the next interval');
+      }
     }
     await sleep(options.intervalMs, signal, 'approval sweep').catch(() => undefined);
   }

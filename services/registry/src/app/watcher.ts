@@ -31,6 +31,11 @@ export interface WatcherOptions {
   readonly logger: Logger;
   /** Epoch milliseconds now, from the injected clock. */
   readonly nowMs: () => number;
+  /**
+   * False while MongoDB (where the servers to watch are listed) is known not to answer: rounds are skipped without a
+   * log line each (the service kit logs the outage once). Always true when absent.
+   */
+  readonly storeAvailable?: () => boolean;
 }
 
 /** A running watch. */
@@ -153,10 +158,12 @@ export function startWatcher(context: RegistryContext, options: WatcherOptions):
     const signal = lifetime.signal;
     while (!signal.aborted) {
       try {
-        await round(signal);
+        if (options.storeAvailable?.() !== false) await round(signal);
       } catch (error) {
         if (!signal.aborted) logger.error({ err: error }, 'watch round failed');
       }
+      // Stopped during the round (a read waiting for MongoDB, say): an abort listener added now would never fire.
+      if (signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, options.healthIntervalMs);
         function done() {
