@@ -23,23 +23,22 @@ import {
 import { bearerHeaders, generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { connectMessaging, publish, request, type Messaging } from '@toolplane/messaging';
 import { startService, type RunningService } from '@toolplane/service-kit';
-import { eventually, testScope } from '@toolplane/testing';
+import { eventually, startPrivateFerretDb, testScope, type PrivateFerretDb } from '@toolplane/testing';
 import type { z } from 'zod';
 import { approvalService } from '../src/mod.js';
-import { startFerretDb, type FerretDbProcess } from './ferretdb-process.js';
 
 const scope = testScope('approval_outage');
 const where: Scope = { tenant: 'acme', workspace: `w_${randomUUID().slice(0, 8)}` };
 
 let key: SigningKeyPair;
-let ferret: FerretDbProcess;
+let ferret: PrivateFerretDb;
 let replicas: RunningService[] = [];
 let messaging: Messaging;
 let token: string;
 
 beforeAll(async () => {
   key = await generateSigningKeyPair('acme-1');
-  ferret = await startFerretDb();
+  ferret = await startPrivateFerretDb('approval-ferretdb-');
   const env = {
     NATS_URL: scope.natsUrl,
     MONGODB_URL: ferret.url,

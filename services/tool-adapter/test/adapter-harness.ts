@@ -7,7 +7,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -94,17 +93,6 @@ async function stopChild(process_: ChildRun, graceMs = 5_000): Promise<number | 
   return result;
 }
 
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 async function answers200(url: string): Promise<boolean> {
   try {
     return (await fetch(url)).status === 200;
@@ -159,57 +147,6 @@ export async function startNatsServer(options: { readonly configFile?: string; r
       await start();
     },
     stop,
-  };
-}
-
-/** A private FerretDB (SQLite in a temporary directory) that can be killed and started again on the same port and data. */
-export interface FerretDb {
-  readonly url: string;
-  readonly port: number;
-  /** The running process (changes on restart). */
-  current(): ChildRun;
-  /** SIGKILLs it (no goodbye to clients). */
-  kill(): Promise<void>;
-  /** Starts it again where it was. */
-  restart(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** Starts `.local/bin/ferretdb` the way infra/local/start.sh does, on free loopback ports with its own data directory. */
-export async function startFerretDb(): Promise<FerretDb> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'adapter-ferretdb-'));
-  const [port, debugPort] = [await freePort(), await freePort()];
-  const args = [
-    '--handler=sqlite',
-    `--sqlite-url=file:${dir}/`,
-    `--state-dir=${dir}`,
-    `--listen-addr=127.0.0.1:${port}`,
-    `--debug-addr=127.0.0.1:${debugPort}`,
-    '--telemetry=disable',
-    '--log-level=warn',
-  ];
-  let current: ChildRun;
-  const start = async () => {
-    current = run(binary('ferretdb'), args, {});
-    await waitFor(`ferretdb on ${port}`, async () => {
-      if (!current.running()) throw new Error(`ferretdb exited: ${current.output().slice(-2000)}`);
-      return accepts(port);
-    });
-  };
-  await start();
-  return {
-    url: `mongodb://127.0.0.1:${port}`,
-    port,
-    current: () => current,
-    kill: async () => {
-      current.child.kill('SIGKILL');
-      await current.exited;
-    },
-    restart: start,
-    stop: async () => {
-      await stopChild(current);
-      await rm(dir, { recursive: true, force: true });
-    },
   };
 }
 

@@ -3,20 +3,20 @@
 // counters in KV), so calls keep being governed, exactly once, while it is away.
 import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { uniqueName } from '@toolplane/testing';
+import { startPrivateFerretDb, uniqueName, type PrivateFerretDb } from '@toolplane/testing';
 import { adapterFailpoints } from '../src/app/invocation-handler.js';
-import { AdapterHarness, startFerretDb, startNatsServer, waitFor, type FerretDb, type NatsServer } from './adapter-harness.js';
+import { AdapterHarness, startNatsServer, waitFor, type NatsServer } from './adapter-harness.js';
 
 // Short leases and a short server selection timeout: nothing on the path may wait for the database.
 const adapterEnv = { ADAPTER_PROCESSING_LEASE_MS: '3000', MONGODB_CONNECT_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' };
 
 let nats: NatsServer;
-let ferret: FerretDb;
+let ferret: PrivateFerretDb;
 let harness: AdapterHarness;
 
 beforeEach(async () => {
   nats = await startNatsServer();
-  ferret = await startFerretDb();
+  ferret = await startPrivateFerretDb('adapter-ferretdb-');
   harness = await AdapterHarness.start({ natsUrl: nats.url, mongoUrl: ferret.url, dbName: uniqueName('t_outage'), adapterEnv });
 }, 60_000);
 
