@@ -13,8 +13,8 @@ const workspace = path.relative(import.meta.dirname, process.cwd()).split(path.s
 const confinedClients = [
   { pattern: '@nats-io/*', owner: 'packages/messaging', why: 'only @toolplane/messaging talks to NATS' },
   { pattern: 'mongodb', owner: 'packages/store', why: 'only @toolplane/store talks to MongoDB' },
-  { pattern: '@modelcontextprotocol/sdk', owner: 'packages/mcp', why: 'only @toolplane/mcp speaks MCP' },
-  { pattern: '@modelcontextprotocol/sdk/*', owner: 'packages/mcp', why: 'only @toolplane/mcp speaks MCP' },
+  { pattern: '@modelcontextprotocol/*', owner: 'packages/mcp', why: 'only @toolplane/mcp speaks MCP' },
+  { pattern: '@modelcontextprotocol/*/*', owner: 'packages/mcp', why: 'only @toolplane/mcp speaks MCP' },
 ];
 
 const restrictedImports = (except) => ({

@@ -198,13 +198,18 @@ const tools = {
     call: (_args, extra) => elicit(extra, 'Please select options from the enum fields', enumsForm),
   },
   json_schema_2020_12_tool: {
-    description: 'Its input schema uses JSON Schema 2020-12 ($schema, $defs, additionalProperties), which must reach the client as written (SEP-1613).',
+    description:
+      'Its input schema uses JSON Schema 2020-12 ($schema, $defs with an $anchor, additionalProperties, allOf/anyOf, if/then/else), which must reach the client as written (SEP-1613, SEP-2106).',
     inputSchema: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
-      $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+      $defs: { address: { $anchor: 'address', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
       properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
       additionalProperties: false,
+      allOf: [{ anyOf: [{ required: ['name'] }, { required: ['address'] }] }],
+      if: { properties: { name: { const: 'with-address' } }, required: ['name'] },
+      then: { required: ['address'] },
+      else: {},
     },
     call: (args) => ({ content: [text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`)] }),
   },

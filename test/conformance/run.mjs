@@ -8,7 +8,8 @@
 //   npm run conformance                          the endpoint, behind `npm start`'s platform on private ports
 //   npm run conformance -- --target direct       the fixture itself over Streamable HTTP (no Toolplane): a failure
 //                                                here is the fixture's, so a failure behind Toolplane is Toolplane's
-//   npm run conformance -- --scenario NAME       one scenario only
+//   npm run conformance -- --scenario NAME       one scenario only (of each revision, or of --revision REV)
+//   npm run conformance -- --revision 2026-07-28 one protocol revision's required scenarios only
 //
 // The suite and the Inspector need Node >= 22: they are installed with their own Node in tools/ (see its
 // package.json), on first use. The platform (nats-server, FerretDB, the services, the endpoint) is started by
@@ -49,12 +50,11 @@ const fixtureTools = [
 const fixtureResources = ['test://static-text', 'test://static-binary', 'test://watched-resource'];
 const fixturePrompts = ['test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image'];
 /**
- * What a full run runs: the suite's active scenarios, and of its pending ones (not yet part of its verdict upstream)
- * json-schema-2020-12, because a gateway that rebuilt tool schemas instead of passing them on would fail it. The
- * other pending one, server-sse-polling, is left out: it asks for SSE priming events while announcing protocol
- * version 2025-03-26, for which the SDK's server sends none, so it warns against any SDK server (the fixture too).
+ * The protocol revisions a run checks, each with exactly the server scenarios that revision requires
+ * (`conformance server --requirements REV`). The fixture speaks the 2025 era only (as most servers today), so the
+ * direct baseline is that revision; through Toolplane the endpoint serves both at one URL.
  */
-const suiteRuns = [['--suite', 'active'], ['--scenario', 'json-schema-2020-12']];
+const revisionsOf = { direct: ['2025-11-25'], toolplane: ['2025-11-25', '2026-07-28'] };
 /** How long the platform may take to come up (a cold build included) and one conformance run may last. */
 const platformStartMs = 10 * 60_000;
 const suiteMs = 10 * 60_000;
@@ -68,7 +68,9 @@ function options(argv) {
   };
   const target = value('--target') ?? 'toolplane';
   if (target !== 'toolplane' && target !== 'direct') throw new Error(`--target must be toolplane or direct, not ${target}`);
-  return { target, scenario: value('--scenario') };
+  const revision = value('--revision');
+  if (revision !== undefined && !revisionsOf[target].includes(revision)) throw new Error(`--revision must be one of ${revisionsOf[target].join(', ')} for ${target}`);
+  return { target, scenario: value('--scenario'), revisions: revision === undefined ? revisionsOf[target] : [revision] };
 }
 
 /** Installs the suite and the Inspector (tools/package-lock.json) unless they are there. */
@@ -259,23 +261,22 @@ function readOutcomes(resultsDir) {
   return outcomes;
 }
 
-/** Lists the tools through the MCP Inspector's CLI with the bearer token, as the README shows; the tools it printed. */
-function inspectorTools(url, token) {
-  const args = ['--cli', url, '--transport', 'http', '--method', 'tools/list', ...(token === undefined ? [] : ['--header', `Authorization: Bearer ${token}`])];
+/**
+ * Lists the tools through the MCP Inspector's CLI with the bearer token, as the README shows, negotiating `era`
+ * (`legacy`: 2025-11-25, `modern`: 2026-07-28); the tools it printed.
+ */
+function inspectorTools(url, token, era) {
+  const args = ['--cli', url, '--transport', 'http', '--protocol-era', era, '--method', 'tools/list', ...(token === undefined ? [] : ['--header', `Authorization: Bearer ${token}`])];
   const run = spawnSync(toolBin('inspector'), args, { env: { ...process.env, PATH: `${path.dirname(toolBin('node'))}:${process.env.PATH}` }, encoding: 'utf8', timeout: 60_000 });
   if (run.status !== 0) throw new Error(`the Inspector's tools/list exited ${run.status ?? run.signal}: ${run.stderr}${run.stdout}`);
   return JSON.parse(run.stdout).tools;
 }
 
 async function main() {
-  const { target, scenario } = options(process.argv.slice(2));
+  const { target, scenario, revisions } = options(process.argv.slice(2));
   ensureTools();
-  const expected = JSON.parse(readFileSync(path.join(here, 'expected-failures.json'), 'utf8'))[target];
+  const expectedByRevision = JSON.parse(readFileSync(path.join(here, 'expected-failures.json'), 'utf8'))[target];
   const workDir = mkdtempSync(path.join(tmpdir(), `conformance-${target}-`));
-  const resultsDir = path.join(workDir, 'results');
-  const baseline = path.join(workDir, 'expected-failures.yml');
-  // The suite's own baseline format (its exit code then means the same as ours); the reasons stay in the JSON.
-  writeFileSync(baseline, `server: ${JSON.stringify(Object.keys(expected))}\n`);
 
   const started = Date.now();
   const proxyPort = await freePort();
@@ -288,44 +289,66 @@ async function main() {
     const suiteUrl = proxy === undefined ? service.url : proxy.url(new URL(service.url).pathname);
     say(`running the server scenarios against ${target === 'direct' ? 'the fixture' : 'the endpoint'} (${suiteUrl})`);
     let code = 0;
-    for (const selection of scenario === undefined ? suiteRuns : [['--scenario', scenario]]) {
+    let verdictsOk = true;
+    const totals = { scenarios: 0, passed: 0, expectedFailures: 0, unexpectedFailures: 0, unexpectedPasses: 0 };
+    for (const revision of revisions) {
+      const expected = expectedByRevision[revision] ?? {};
+      const resultsDir = path.join(workDir, `results-${revision}`);
+      const baseline = path.join(workDir, `expected-failures-${revision}.yml`);
+      // The suite's own baseline format (its exit code then means the same as ours); the reasons stay in the JSON.
+      writeFileSync(baseline, `server: ${JSON.stringify(Object.keys(expected))}\n`);
+      const selection = scenario === undefined ? ['--requirements', revision] : ['--scenario', scenario, '--spec-version', revision];
       code = Math.max(code, await runSuite({ url: suiteUrl, baseline, resultsDir, logFile: path.join(workDir, 'suite.log'), selection }));
+      const outcomes = readOutcomes(resultsDir);
+      const verdict = compareOutcomes(outcomes, expected, scenario);
+      say(`protocol revision ${revision}:`);
+      for (const [name, { failed }] of [...outcomes].sort(([a], [b]) => a.localeCompare(b))) {
+        const mark = failed ? (Object.hasOwn(expected, name) ? 'expected failure' : 'FAILED') : Object.hasOwn(expected, name) ? 'PASSED (listed as expected failure)' : 'passed';
+        say(`  ${name.padEnd(48)} ${mark}${failed && Object.hasOwn(expected, name) ? `: ${expected[name]}` : ''}`);
+      }
+      for (const name of verdict.unexpectedFailures) {
+        for (const check of outcomes.get(name).checks.filter(isFailing)) say(`  ${name}: ${check.name}: ${check.errorMessage ?? check.description}`);
+      }
+      for (const name of verdict.missing) say(`  ${name}: listed as an expected failure but did not run`);
+      say(
+        `  ${revision}: ${outcomes.size} scenarios, ${verdict.passed} passing, ${verdict.expectedFailures} failing as listed, ` +
+          `${verdict.unexpectedFailures.length} failing unexpectedly, ${verdict.unexpectedPasses.length} passing though listed`,
+      );
+      verdictsOk &&= verdict.ok;
+      totals.scenarios += outcomes.size;
+      totals.passed += verdict.passed;
+      totals.expectedFailures += verdict.expectedFailures;
+      totals.unexpectedFailures += verdict.unexpectedFailures.length;
+      totals.unexpectedPasses += verdict.unexpectedPasses.length;
     }
-    const outcomes = readOutcomes(resultsDir);
-    const verdict = compareOutcomes(outcomes, expected, scenario);
-
-    for (const [name, { failed }] of [...outcomes].sort(([a], [b]) => a.localeCompare(b))) {
-      const mark = failed ? (Object.hasOwn(expected, name) ? 'expected failure' : 'FAILED') : Object.hasOwn(expected, name) ? 'PASSED (listed as expected failure)' : 'passed';
-      say(`  ${name.padEnd(32)} ${mark}${failed && Object.hasOwn(expected, name) ? `: ${expected[name]}` : ''}`);
-    }
-    for (const name of verdict.unexpectedFailures) {
-      for (const check of outcomes.get(name).checks.filter(isFailing)) say(`  ${name}: ${check.name}: ${check.errorMessage ?? check.description}`);
-    }
-    for (const name of verdict.missing) say(`  ${name}: listed as an expected failure but did not run`);
 
     let inspectorOk = true;
     if (scenario === undefined) {
-      try {
-        const listed = inspectorTools(service.url, service.token);
-        const nameOf = (tool) => (service.server === undefined ? tool : `${service.server}.${tool}`);
-        const absent = fixtureTools.filter((tool) => !listed.some((entry) => entry.name === nameOf(tool)));
-        const schema = listed.find((entry) => entry.name === nameOf('json_schema_2020_12_tool'))?.inputSchema;
-        const schemaKept = schema?.$schema === 'https://json-schema.org/draft/2020-12/schema' && schema.$defs?.address !== undefined && schema.additionalProperties === false;
-        inspectorOk = absent.length === 0 && schemaKept;
-        say(
-          `Inspector CLI tools/list${service.token === undefined ? '' : ' with the bearer token'}: ${listed.length} tools${absent.length === 0 ? '' : `, missing ${absent.join(', ')}`}; ` +
-            `the JSON Schema 2020-12 input schema ${schemaKept ? 'kept as the fixture wrote it' : `NOT kept: ${JSON.stringify(schema)}`}`,
-        );
-      } catch (error) {
-        inspectorOk = false;
-        say(error instanceof Error ? error.message : String(error));
+      // The fixture serves the 2025 era only; the endpoint both.
+      for (const era of target === 'direct' ? ['legacy'] : ['legacy', 'modern']) {
+        try {
+          const listed = inspectorTools(service.url, service.token, era);
+          // The endpoint lists model-safe names: the governed id `server.tool` with its dot as `__`.
+          const nameOf = (tool) => (service.server === undefined ? tool : `${service.server}__${tool}`);
+          const absent = fixtureTools.filter((tool) => !listed.some((entry) => entry.name === nameOf(tool)));
+          const schema = listed.find((entry) => entry.name === nameOf('json_schema_2020_12_tool'))?.inputSchema;
+          const schemaKept = schema?.$schema === 'https://json-schema.org/draft/2020-12/schema' && schema.$defs?.address !== undefined && schema.additionalProperties === false;
+          inspectorOk &&= absent.length === 0 && schemaKept;
+          say(
+            `Inspector CLI tools/list (${era} era)${service.token === undefined ? '' : ' with the bearer token'}: ${listed.length} tools${absent.length === 0 ? '' : `, missing ${absent.join(', ')}`}; ` +
+              `the JSON Schema 2020-12 input schema ${schemaKept ? 'kept as the fixture wrote it' : `NOT kept: ${JSON.stringify(schema)}`}`,
+          );
+        } catch (error) {
+          inspectorOk = false;
+          say(error instanceof Error ? error.message : String(error));
+        }
       }
     }
 
-    ok = verdict.ok && inspectorOk && code === 0;
+    ok = verdictsOk && inspectorOk && code === 0;
     say(
-      `${target}: ${outcomes.size} scenarios in ${Math.round((Date.now() - started) / 1000)} s, ${verdict.passed} passing, ${verdict.expectedFailures} failing as listed, ` +
-        `${verdict.unexpectedFailures.length} failing unexpectedly, ${verdict.unexpectedPasses.length} passing though listed; suite exit ${code}; ${ok ? 'OK' : 'NOT OK'}` +
+      `${target} (${revisions.join(', ')}): ${totals.scenarios} scenarios in ${Math.round((Date.now() - started) / 1000)} s, ${totals.passed} passing, ${totals.expectedFailures} failing as listed, ` +
+        `${totals.unexpectedFailures} failing unexpectedly, ${totals.unexpectedPasses} passing though listed; suite exit ${code}; ${ok ? 'OK' : 'NOT OK'}` +
         (ok ? '' : ` (suite output: ${path.join(workDir, 'suite.log')})`),
     );
   } finally {

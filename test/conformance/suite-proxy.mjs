@@ -2,11 +2,12 @@
 // only --url), and nothing else:
 // - it adds `Authorization: Bearer <token>` to every request: the endpoint requires an agent token, and a token in
 //   the URL would be a credential in logs and history;
-// - it qualifies the name of a `tools/call` or `prompts/get` request with the fixture server's name (`test_simple_text`
-//   becomes `conformance.test_simple_text`): the scenarios ask for the fixture's tools and prompts by their bare names,
-//   while the endpoint names each by its governed id, `server.name`, so that names from two servers never collide. A
-//   client that read tools/list or prompts/list sends the qualified name itself. (Resources need nothing: the
-//   endpoint reads a bound resource by the server's own URI too.)
+// - the scenarios know the fixture's tools and prompts by their bare names, while the endpoint names them per workspace
+//   so that names of two servers never collide: a tool by its model-safe name (`conformance__test_simple_text`), a
+//   prompt by its governed id (`conformance.test_simple_prompt`). So the proxy qualifies the name of a `tools/call` or
+//   `prompts/get` request (and its `Mcp-Name` header, which at 2026-07-28 must repeat it), and takes the
+//   `conformance__` prefix off the tool names of a tools/list answer, so a scenario that looks a tool up by its bare
+//   name finds it. (Resources need nothing: the endpoint reads a bound resource by the server's own URI too.)
 // Everything else passes through as sent, Host and Origin included (the DNS-rebinding scenario sends a foreign Host
 // and Origin and expects the endpoint, not the proxy, to refuse them); answers are relayed untouched, streamed as
 // they arrive; a client that goes away aborts the upstream request.
@@ -27,11 +28,37 @@ export function forwardedHeaders(incoming, token) {
   return headers;
 }
 
-/** The requests whose `params.name` is a governed id, `server.name`. */
-const namedMethods = new Set(['tools/call', 'prompts/get']);
+/** How the endpoint names a server's tool (its model-safe name) and prompt (its governed id). */
+const qualifiers = { 'tools/call': (server, name) => `${server}__${name}`, 'prompts/get': (server, name) => `${server}.${name}` };
 
-/** A JSON-RPC body (one message or a batch) with each tools/call's or prompts/get's bare name qualified as `<server>.<name>`; unchanged otherwise. */
+/** Whether a name is already one the endpoint gave (a listed tool name or a governed id). */
+const qualified = (server, name) => name.includes('.') || name.startsWith(`${server}__`);
+
+/**
+ * A JSON-RPC body (one message or a batch) with each tools/call's or prompts/get's bare name qualified as the endpoint
+ * names it, and the names it changed (bare → qualified); the body unchanged when there was nothing to qualify.
+ */
 export function qualifyNames(body, server) {
+  let parsed;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { body, renamed: new Map() };
+  }
+  const renamed = new Map();
+  const qualify = (message) => {
+    const qualifier = qualifiers[message?.method];
+    const name = qualifier === undefined ? undefined : message.params?.name;
+    if (typeof name !== 'string' || qualified(server, name)) return message;
+    renamed.set(name, qualifier(server, name));
+    return { ...message, params: { ...message.params, name: qualifier(server, name) } };
+  };
+  const messages = Array.isArray(parsed) ? parsed.map(qualify) : qualify(parsed);
+  return { body: renamed.size === 0 ? body : JSON.stringify(messages), renamed };
+}
+
+/** A JSON answer with the `<server>__` prefix taken off each tool name of a tools/list result; unchanged otherwise. */
+export function unqualifyToolNames(body, server) {
   let parsed;
   try {
     parsed = JSON.parse(body);
@@ -39,14 +66,15 @@ export function qualifyNames(body, server) {
     return body;
   }
   let changed = false;
-  const qualify = (message) => {
-    const name = namedMethods.has(message?.method) ? message.params?.name : undefined;
-    if (typeof name !== 'string' || name.includes('.')) return message;
+  const strip = (message) => {
+    const tools = message?.result?.tools;
+    if (!Array.isArray(tools)) return message;
     changed = true;
-    return { ...message, params: { ...message.params, name: `${server}.${name}` } };
+    const prefix = `${server}__`;
+    return { ...message, result: { ...message.result, tools: tools.map((tool) => (typeof tool?.name === 'string' && tool.name.startsWith(prefix) ? { ...tool, name: tool.name.slice(prefix.length) } : tool)) } };
   };
-  const qualified = Array.isArray(parsed) ? parsed.map(qualify) : qualify(parsed);
-  return changed ? JSON.stringify(qualified) : body;
+  const messages = Array.isArray(parsed) ? parsed.map(strip) : strip(parsed);
+  return changed ? JSON.stringify(messages) : body;
 }
 
 /** The whole request body (the suite's requests are small JSON-RPC messages). */
@@ -66,12 +94,30 @@ export async function startSuiteProxy({ target, token, server, port = 0 }) {
   const proxy = http.createServer((req, res) => {
     void (async () => {
       const headers = forwardedHeaders(req.headers, token);
-      const body = req.method === 'POST' ? Buffer.from(qualifyNames((await readBody(req)).toString('utf8'), server), 'utf8') : undefined;
-      if (body !== undefined) headers['content-length'] = String(body.length);
+      let body;
+      if (req.method === 'POST') {
+        const { body: text, renamed } = qualifyNames((await readBody(req)).toString('utf8'), server);
+        body = Buffer.from(text, 'utf8');
+        headers['content-length'] = String(body.length);
+        // The 2026-07-28 Mcp-Name header repeats the name: it must name what the body now names.
+        const named = typeof headers['mcp-name'] === 'string' ? renamed.get(headers['mcp-name'].trim()) : undefined;
+        if (named !== undefined) headers['mcp-name'] = named;
+      }
       const forward = http.request({ protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !hopHeaders.has(name))));
-        res.flushHeaders();
-        answer.pipe(res);
+        const answerHeaders = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !hopHeaders.has(name)));
+        if (!(answer.headers['content-type'] ?? '').includes('application/json')) {
+          res.writeHead(answer.statusCode ?? 502, answerHeaders);
+          res.flushHeaders();
+          answer.pipe(res);
+          return;
+        }
+        // A JSON answer is read whole, so a tools/list result's names can be given back as the scenarios know them.
+        void readBody(answer).then((raw) => {
+          const text = Buffer.from(unqualifyToolNames(raw.toString('utf8'), server), 'utf8');
+          delete answerHeaders['content-length'];
+          res.writeHead(answer.statusCode ?? 502, { ...answerHeaders, 'content-length': String(text.length) });
+          res.end(text);
+        });
       });
       forward.on('error', (error) => {
         if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });

@@ -236,8 +236,9 @@ describe('a two-step Flow published as a tool', () => {
         try {
           const tools = await session.listTools();
           // The workspace endpoint lists every tool offered to the agent; its flows endpoint the flow-backed ones alone.
-          expect(tools.some((tool) => tool.name === 'everything.echo')).toBe(!url.endsWith('/flows'));
-          const listed = tools.find((tool) => tool.name === flowToolId('crm.onboard'));
+          // Listed under model-safe names: the governed id with its dots as `__`.
+          expect(tools.some((tool) => tool.name === 'everything__echo')).toBe(!url.endsWith('/flows'));
+          const listed = tools.find((tool) => tool.name === flowToolId('crm.onboard').replaceAll('.', '__'));
           expect(listed?.inputSchema).toMatchObject({ type: 'object', properties: { name: { type: 'string' } } });
           const result = await session.callTool(listed?.name ?? '', { name: url.endsWith('/flows') ? 'cy' : 'bea' });
           expect(result.isError).toBe(false);

@@ -129,18 +129,19 @@ afterAll(async () => {
 });
 
 describe('an MCP client through the endpoint', () => {
-  it('lists the agent’s effective tools with toolId names, schemas and hints; a bound tool outside its profile is not listed', { timeout: 60_000 }, async () => {
+  it('lists the agent’s effective tools under model-safe names, with schemas and hints; a bound tool outside its profile is not listed', { timeout: 60_000 }, async () => {
     const session = await mcpClient();
     try {
       expect(session.serverInfo.name).toBe('toolplane');
-      expect(session.protocolVersion).toBe('2025-11-25');
+      // Toolplane's MCP client probes and speaks the current revision to a server that offers it.
+      expect(session.protocolVersion).toBe('2026-07-28');
       const tools = await session.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['everything.echo', 'everything.trigger-long-running-operation', 'gated.count_calls', 'killable.count_calls', 'write.count_calls']);
-      const echo = tools.find((tool) => tool.name === 'everything.echo');
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['everything__echo', 'everything__trigger-long-running-operation', 'gated__count_calls', 'killable__count_calls', 'write__count_calls']);
+      const echo = tools.find((tool) => tool.name === 'everything__echo');
       expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
       expect(echo?.annotations).toMatchObject({ readOnlyHint: true });
-      expect(tools.find((tool) => tool.name === 'gated.count_calls')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-      expect(tools.find((tool) => tool.name === 'write.count_calls')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+      expect(tools.find((tool) => tool.name === 'gated__count_calls')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      expect(tools.find((tool) => tool.name === 'write__count_calls')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     } finally {
       await session.close();
     }
@@ -327,9 +328,9 @@ describe('notifications/tools/list_changed', () => {
     });
     const names = async () => (await session.listTools()).map((tool) => tool.name).sort();
     try {
-      // The SDK's client opens the GET stream right after initialize.
+      // Toolplane's MCP client opens its listen stream (2026-07-28) as soon as it has a list-change listener.
       await waitFor('the client’s notification stream to open', () => logLines(replica, 'notification stream opened').length > opened);
-      expect(await names()).toContain('killable.count_calls');
+      expect(await names()).toContain('killable__count_calls');
 
       // Another agent's profile: this agent's set is asked for again, found the same, and nothing is sent.
       const looked = logLines(replica, 'tool set looked at again').length;
@@ -341,10 +342,10 @@ describe('notifications/tools/list_changed', () => {
       // This agent's profile loses a tool: notified, and tools/list shows the new set.
       await platform.putAgentProfile({ ...profile, allowedTools: profile.allowedTools.filter((pattern) => pattern !== 'killable.*') });
       await waitFor('list_changed after the profile change', () => heard === 1);
-      expect(await names()).not.toContain('killable.count_calls');
+      expect(await names()).not.toContain('killable__count_calls');
       await platform.putAgentProfile(profile);
       await waitFor('list_changed after the profile came back', () => heard === 2);
-      expect(await names()).toContain('killable.count_calls');
+      expect(await names()).toContain('killable__count_calls');
 
       // A server's kill switch hides its tools: notified again, and again when it is released.
       await platform.putTenantPolicy({
@@ -352,10 +353,10 @@ describe('notifications/tools/list_changed', () => {
         killSwitches: [{ target: 'SERVER', mcpServerId: killableServerId, reason: 'incident 8', engagedBy: operator.principal, engagedAt: new Date().toISOString() }],
       });
       await waitFor('list_changed after the kill switch', () => heard === 3);
-      expect(await names()).not.toContain('killable.count_calls');
+      expect(await names()).not.toContain('killable__count_calls');
       await platform.putTenantPolicy(policy);
       await waitFor('list_changed after the kill switch was released', () => heard === 4);
-      expect(await names()).toContain('killable.count_calls');
+      expect(await names()).toContain('killable__count_calls');
     } finally {
       await session.close();
       await platform.putAgentProfile(profile);

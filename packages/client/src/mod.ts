@@ -4,7 +4,7 @@ export { eventMatches, eventSubjects, lifecycleEvents, type EventFilter, type Ev
 export { defaultInboxPrefix } from './inbox-prefix.js';
 export { boundedTimeoutMs, prepareInvocation, type InvocationEnvelope, type InvokeOptions, type KeySource, type PreparedInvocation } from './invocation-request.js';
 export { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
-export { promptMessages, requireSuccess, resourceContents, type SuccessfulResult } from './results.js';
+export { promptMessages, requireSuccess, resourceContents, resultContent, type SuccessfulResult } from './results.js';
 export {
   createToolplaneClient,
   type AwaitOptions,

@@ -1,4 +1,4 @@
-import { PromptContent, ResourceReadContent, ToolplaneError, type InvocationResult } from '@toolplane/contracts';
+import { PromptContent, ResourceReadContent, ToolplaneError, type InvocationResult, type ToolContentBlock } from '@toolplane/contracts';
 
 /** A result whose call succeeded: the tool's (untrusted) content is there. */
 export type SuccessfulResult = InvocationResult & { readonly status: 'SUCCESS' };
@@ -41,4 +41,15 @@ export function promptMessages(result: InvocationResult): PromptContent {
   const parsed = PromptContent.safeParse(requireSuccess(result).structuredContent);
   if (!parsed.success) failWith('INVALID_ARGUMENT', `${result.receipt.toolId} returned no prompt messages${result.truncated ? ' (cut to the size bound: see textContent)' : ''}`, false, { receipt: result.receipt });
   return parsed.data;
+}
+
+/**
+ * The content blocks of a successful call (text, images, audio, resource links, embedded resources, each with its
+ * annotations); throws like `requireSuccess` when the call did not succeed. A result recorded before the adapter kept
+ * blocks has only its text: it comes back as one text block. Untrusted data, to be shown to a model as such.
+ */
+export function resultContent(result: InvocationResult): readonly ToolContentBlock[] {
+  const success = requireSuccess(result);
+  if (success.content !== undefined) return success.content;
+  return success.textContent === undefined ? [] : [{ type: 'text', text: success.textContent }];
 }

@@ -1,6 +1,6 @@
 import type { InvocationResult } from '@toolplane/contracts';
 import { describe, expect, it } from 'vitest';
-import { requireSuccess } from './results.js';
+import { requireSuccess, resultContent } from './results.js';
 
 const receipt = {
   tenant: 'acme',
@@ -45,5 +45,29 @@ describe('requireSuccess', () => {
       receipt: { ...receipt, state: 'Uncertain', failure: { code: 'UNKNOWN_OUTCOME', message: 'interrupted', retryable: false } },
     };
     expect(() => requireSuccess(uncertain)).toThrow(expect.objectContaining({ code: 'UNKNOWN_OUTCOME', retryable: false }));
+  });
+});
+
+describe('resultContent', () => {
+  const observed = { ...receipt, state: 'Observed', resultHash: 'b'.repeat(64) } as const;
+
+  it('exposes every content block of a success, as the adapter sent them', () => {
+    const content = [
+      { type: 'text', text: 'chart:', annotations: { audience: ['user'] } },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      { type: 'resource_link', uri: 'file:///r.csv', name: 'r.csv', size: 12 },
+    ] as const satisfies InvocationResult['content'];
+    const result: InvocationResult = { status: 'SUCCESS', content: [...content], textContent: 'chart:\n[image (image/png) omitted]\n[resource link file:///r.csv]', truncated: false, provenance: 'untrusted-tool-data', receipt: observed };
+    expect(resultContent(result)).toEqual(content);
+  });
+
+  it('gives the text of a result recorded before blocks as one text block, and nothing for an empty one', () => {
+    expect(resultContent({ status: 'SUCCESS', textContent: 'old', truncated: false, provenance: 'untrusted-tool-data', receipt: observed })).toEqual([{ type: 'text', text: 'old' }]);
+    expect(resultContent({ status: 'SUCCESS', truncated: false, provenance: 'untrusted-tool-data', receipt: observed })).toEqual([]);
+  });
+
+  it('throws like requireSuccess for a call that did not succeed', () => {
+    const failed: InvocationResult = { status: 'FAILED', truncated: false, provenance: 'untrusted-tool-data', receipt: { ...receipt, state: 'Failed', failure: { code: 'CONFLICT', message: 'output schema', retryable: false } } };
+    expect(() => resultContent(failed)).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
   });
 });

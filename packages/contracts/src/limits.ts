@@ -7,8 +7,16 @@ export const HEADER_ALLOWANCE_BYTES = 16_384;
 /** The largest invocation request body (UTF-8 bytes) a runtime may publish; publishers check before sending. */
 export const MAX_REQUEST_BYTES = MAX_MESSAGE_BYTES - HEADER_ALLOWANCE_BYTES;
 
-/** The largest sanitized tool result (structured plus text content, UTF-8 bytes) a reply carries; larger ones are truncated. */
+/**
+ * The largest sanitized tool result: the UTF-8 bytes of the canonical JSON the adapter stores and hashes (content
+ * blocks, structured content and the truncation flag). A reply carries it, its text view (derived from the blocks, at
+ * most as large) and the receipt, and a call's record carries it as one JSON string (at most twice as large escaped):
+ * each within one NATS message. Larger results are cut, explicitly.
+ */
 export const MAX_RESULT_BYTES = 262_144;
+
+/** The most content blocks a result holds; blocks past it are dropped with a note. */
+export const MAX_RESULT_CONTENT_BLOCKS = 1000;
 
 /** The largest lifecycle event body; events hold ids and hashes, never payloads, so anything bigger is malformed. */
 export const MAX_EVENT_BYTES = 65_536;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from './errors.js';
 import { InvocationReceipt } from './invocation-receipt.js';
 import { MAX_INVOCATION_TIMEOUT_MS } from './limits.js';
-import { IdempotencyKey, ToolVersion, Uuid } from './primitives.js';
+import { IdempotencyKey, ToolId, ToolVersion, Uuid } from './primitives.js';
 import { RiskClass, SideEffectClass } from './classification.js';
 
 // What the governed MCP endpoint reads from and writes into MCP `_meta` objects. MCP reserves unprefixed keys and
@@ -27,6 +27,8 @@ export const mcpMetaKeys = {
   provenance: `${MCP_META_PREFIX}provenance`,
   /** tools/call result: the call's idempotency key (to re-attach with). */
   call: `${MCP_META_PREFIX}call`,
+  /** tools/call result: true when Toolplane cut or dropped content to keep the result within its bound (the blocks say where). */
+  truncated: `${MCP_META_PREFIX}truncated`,
   /** tools/call result of a failed or refused call: its taxonomy code and message. */
   error: `${MCP_META_PREFIX}error`,
   /** tools/call result of a call that waits for a human: the approval and how to decide it. */
@@ -45,6 +47,8 @@ export type McpCallRequestMeta = z.infer<typeof McpCallRequestMeta>;
 
 /** The governance facts a tools/list entry carries in `_meta`. */
 export const McpToolMeta = z.strictObject({
+  /** The governed tool id the listed (model-safe) name stands for; `tools/call` accepts either. */
+  toolId: ToolId,
   toolVersion: ToolVersion,
   sideEffectClass: SideEffectClass,
   riskClass: RiskClass,
@@ -75,5 +79,6 @@ export const McpCallResultMeta = z.strictObject({
   [mcpMetaKeys.receipt]: InvocationReceipt.optional(),
   [mcpMetaKeys.error]: McpErrorMeta.optional(),
   [mcpMetaKeys.approval]: McpApprovalMeta.optional(),
+  [mcpMetaKeys.truncated]: z.literal(true).optional(),
 });
 export type McpCallResultMeta = z.infer<typeof McpCallResultMeta>;

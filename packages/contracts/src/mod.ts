@@ -174,6 +174,8 @@ export { InvocationReceipt, ReceiptSignature, UnsignedInvocationReceipt, receipt
 export { verifyReceipt, type ReceiptKeyResolver, type ReceiptVerification } from './receipt-verification.js';
 export { InvocationRequest, invocationRequestMsgId } from './invocation-request.js';
 export {
+  ContentAnnotations,
+  EmbeddedResourceContents,
   InvocationReply,
   InvocationResult,
   InvocationStatus,
@@ -181,6 +183,8 @@ export {
   PromptMessage,
   ResourceContent,
   ResourceReadContent,
+  ToolContentBlock,
+  contentBlockSummary,
   invocationStatusByState,
 } from './invocation-result.js';
 export { jsonProblem } from './json.js';
@@ -205,6 +209,7 @@ export {
   MAX_MESSAGE_BYTES,
   MAX_REQUEST_BYTES,
   MAX_RESULT_BYTES,
+  MAX_RESULT_CONTENT_BLOCKS,
 } from './limits.js';
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
 export { McpCapabilitiesSnapshot, McpDiscoveredPrompt, McpDiscoveredResource, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';

@@ -344,6 +344,8 @@ export const EffectiveTool = z.strictObject({
   title: z.string().max(256).optional(),
   description: z.string().max(16_384),
   inputSchema: JsonObject,
+  /** The JSON Schema the tool's structured content follows, when it declares one (the adapter checks every result against it). */
+  outputSchema: JsonObject.optional(),
   /** The effective class for this agent and workspace, before command rules (which depend on arguments). */
   sideEffectClass: SideEffectClass,
   riskClass: RiskClass,

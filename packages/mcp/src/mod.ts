@@ -3,6 +3,7 @@
 export { toDiscoveredPrompt, toDiscoveredResource, toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
 export type {
   JsonRecord,
+  McpContentAnnotations,
   McpContentBlock,
   McpImplementation,
   McpList,
@@ -18,6 +19,15 @@ export type {
 export { DEFAULT_PAGE_LIMITS, type PageLimits } from './pagination.js';
 export { defaultSandboxUser, findBwrap, type StdioSandboxMode, type StdioSandboxOptions } from './sandbox.js';
 export { createMcpPool, type McpPool, type McpPoolOptions } from './pool.js';
-export { MCP_DEFAULTS, connectMcp, minimalPath, type McpConnectOptions, type McpListOptions, type McpRequestOptions, type McpSession } from './session.js';
+export {
+  MCP_DEFAULTS,
+  connectMcp,
+  minimalPath,
+  type McpConnectOptions,
+  type McpEraVerdict,
+  type McpListOptions,
+  type McpRequestOptions,
+  type McpSession,
+} from './session.js';
 export { describeTarget, mcpTargetKey, validateTarget, type McpHttpTarget, type McpStdioTarget, type McpTarget } from './target.js';
 export { toToolFailure, toolResultError, type ToolResultErrorOptions } from './tool-failure.js';

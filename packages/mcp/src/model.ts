@@ -4,10 +4,10 @@
 /** A JSON object as a server sent it. */
 export type JsonRecord = Record<string, unknown>;
 
-/** Name and version a server (or this client) reports in the handshake. */
 /** A list a server may announce has changed (`notifications/<list>/list_changed`). */
 export type McpList = 'tools' | 'resources' | 'prompts';
 
+/** Name and version a server (or this client) reports in the handshake. */
 export interface McpImplementation {
   readonly name: string;
   readonly version: string;
@@ -52,15 +52,39 @@ export interface McpPrompt {
   readonly arguments?: readonly McpPromptArgument[] | undefined;
 }
 
-/** One block of a tool result's content. */
+/**
+ * How a server said a content block is meant to be used (MCP `Annotations`): hints for a runtime deciding what to
+ * show whom, never instructions.
+ */
+export interface McpContentAnnotations {
+  /** Who the block is for: the user, the assistant (the model), or both. */
+  readonly audience?: readonly ('user' | 'assistant')[] | undefined;
+  /** How important the block is, from 0 (optional) to 1 (required). */
+  readonly priority?: number | undefined;
+  /** When the content was last modified (ISO 8601). */
+  readonly lastModified?: string | undefined;
+}
+
+/** One block of a tool result's content; `annotations` only when the server sent them. */
 export type McpContentBlock =
-  | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
-  | { readonly type: 'audio'; readonly data: string; readonly mimeType: string }
-  | { readonly type: 'resource_link'; readonly uri: string; readonly name: string; readonly mimeType?: string | undefined; readonly description?: string | undefined }
+  | { readonly type: 'text'; readonly text: string; readonly annotations?: McpContentAnnotations | undefined }
+  | { readonly type: 'image'; readonly data: string; readonly mimeType: string; readonly annotations?: McpContentAnnotations | undefined }
+  | { readonly type: 'audio'; readonly data: string; readonly mimeType: string; readonly annotations?: McpContentAnnotations | undefined }
+  | {
+      readonly type: 'resource_link';
+      readonly uri: string;
+      readonly name: string;
+      readonly title?: string | undefined;
+      readonly mimeType?: string | undefined;
+      readonly description?: string | undefined;
+      /** The linked resource's size in bytes, if the server knows it. */
+      readonly size?: number | undefined;
+      readonly annotations?: McpContentAnnotations | undefined;
+    }
   | {
       readonly type: 'resource';
       readonly resource: { readonly uri: string; readonly mimeType?: string | undefined; readonly text?: string | undefined; readonly blob?: string | undefined };
+      readonly annotations?: McpContentAnnotations | undefined;
     };
 
 /**

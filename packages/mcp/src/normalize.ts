@@ -1,17 +1,37 @@
-import type { CallToolResult, ContentBlock, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpContentBlock, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpTool, McpToolResult } from './model.js';
+import type {
+  Annotations,
+  CallToolResult,
+  ContentBlock,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  Tool,
+} from '@modelcontextprotocol/client';
+import { objectOutputSchema, objectStructuredContent } from './era-projection.js';
+import type {
+  McpContentAnnotations,
+  McpContentBlock,
+  McpPrompt,
+  McpPromptMessages,
+  McpResource,
+  McpResourceContents,
+  McpTool,
+  McpToolResult,
+} from './model.js';
 
 // From the SDK's parsed types to this package's plain shapes. Optional fields stay absent rather than undefined
-// where possible, so the result is what the server sent, minus what we do not expose (_meta, icons).
+// where possible, so the result is what the server sent, minus what we do not expose (_meta, icons), and in the
+// shapes of the 2025 revisions whichever revision was negotiated (see era-projection.ts).
 
-/** A listed tool, as this package exposes it. */
+/** A listed tool, as this package exposes it (a non-object output schema wrapped as `{ result }`). */
 export function normalizeTool(tool: Tool): McpTool {
   return {
     name: tool.name,
     ...(tool.title === undefined ? {} : { title: tool.title }),
     ...(tool.description === undefined ? {} : { description: tool.description }),
     inputSchema: tool.inputSchema,
-    ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: objectOutputSchema(tool.outputSchema) }),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
   };
 }
@@ -46,12 +66,16 @@ export function normalizePrompt(prompt: Prompt): McpPrompt {
   };
 }
 
-/** A tools/call result, as this package exposes it. */
-export function normalizeToolResult(result: CallToolResult): McpToolResult {
+/**
+ * A tools/call result, as this package exposes it: structuredContent that is not an object, or any of a tool whose
+ * output schema was wrapped (`schemaWrapped`), as `{ result }`.
+ */
+export function normalizeToolResult(result: CallToolResult, schemaWrapped = false): McpToolResult {
+  const { structuredContent } = result;
   return {
     isError: result.isError === true,
     content: result.content.map(normalizeContent),
-    ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
+    ...(structuredContent === undefined ? {} : { structuredContent: objectStructuredContent(structuredContent, schemaWrapped) }),
   };
 }
 
@@ -76,20 +100,24 @@ export function normalizePromptMessages(result: GetPromptResult): McpPromptMessa
 }
 
 function normalizeContent(block: ContentBlock): McpContentBlock {
+  const annotations = block.annotations === undefined ? {} : { annotations: normalizeAnnotations(block.annotations) };
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: block.text };
+      return { type: 'text', text: block.text, ...annotations };
     case 'image':
-      return { type: 'image', data: block.data, mimeType: block.mimeType };
+      return { type: 'image', data: block.data, mimeType: block.mimeType, ...annotations };
     case 'audio':
-      return { type: 'audio', data: block.data, mimeType: block.mimeType };
+      return { type: 'audio', data: block.data, mimeType: block.mimeType, ...annotations };
     case 'resource_link':
       return {
         type: 'resource_link',
         uri: block.uri,
         name: block.name,
+        ...(block.title === undefined ? {} : { title: block.title }),
         ...(block.mimeType === undefined ? {} : { mimeType: block.mimeType }),
         ...(block.description === undefined ? {} : { description: block.description }),
+        ...(block.size === undefined ? {} : { size: block.size }),
+        ...annotations,
       };
     case 'resource': {
       const { resource } = block;
@@ -101,7 +129,16 @@ function normalizeContent(block: ContentBlock): McpContentBlock {
           ...('text' in resource ? { text: resource.text } : {}),
           ...('blob' in resource ? { blob: resource.blob } : {}),
         },
+        ...annotations,
       };
     }
   }
+}
+
+function normalizeAnnotations(annotations: Annotations): McpContentAnnotations {
+  return {
+    ...(annotations.audience === undefined ? {} : { audience: [...annotations.audience] }),
+    ...(annotations.priority === undefined ? {} : { priority: annotations.priority }),
+    ...(annotations.lastModified === undefined ? {} : { lastModified: annotations.lastModified }),
+  };
 }

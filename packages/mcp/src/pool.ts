@@ -1,6 +1,6 @@
 import { ToolplaneError } from '@toolplane/contracts';
 import type { McpList, McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
-import { connectMcp, type McpConnectOptions, type McpRequestOptions, type McpSession } from './session.js';
+import { connectMcp, type McpConnectOptions, type McpEraVerdict, type McpRequestOptions, type McpSession } from './session.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
 
 /** Options of createMcpPool. */
@@ -13,9 +13,18 @@ export interface McpPoolOptions {
    * would stay open (a process, for stdio) until the pool closes.
    */
   readonly idleTimeoutMs?: number | undefined;
-  /** The clock idleness is measured with (tests). */
+  /**
+   * How long the protocol era an HTTP target was found to speak is reused by its next sessions, which then connect
+   * without probing (default 10 minutes; 0 probes every time). A verdict is kept per target key, so never across
+   * credentials, and forgotten when a session of the target breaks: a server may have been upgraded or replaced.
+   */
+  readonly eraVerdictTtlMs?: number | undefined;
+  /** The clock idleness and verdict age are measured with (tests). */
   readonly now?: (() => number) | undefined;
 }
+
+/** How long an HTTP target's protocol era verdict is reused by default. */
+const ERA_VERDICT_TTL_MS = 10 * 60_000;
 
 /** Sessions shared by target: one open session per target key, reopened when it breaks. */
 export interface McpPool {
@@ -49,7 +58,25 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
   const now = options.now ?? performance.now.bind(performance);
   /** When each session was last used, and how many calls are in flight on it (a busy session is never idle). */
   const usage = new Map<string, { lastUsed: number; inFlight: number }>();
+  /** The era each HTTP target was last found to speak, and when. */
+  const verdicts = new Map<string, { verdict: McpEraVerdict; foundAt: number }>();
+  const verdictTtlMs = options.eraVerdictTtlMs ?? ERA_VERDICT_TTL_MS;
+  /** Sessions whose list changes reach the pool's listeners (at 2026-07-28 that keeps a stream open: only on demand). */
+  const forwarding = new WeakSet<McpSession>();
   let closing: Promise<void> | undefined;
+
+  const priorVerdict = (key: string): McpEraVerdict | undefined => {
+    for (const [known, entry] of verdicts) if (now() - entry.foundAt >= verdictTtlMs) verdicts.delete(known);
+    return verdicts.get(key)?.verdict;
+  };
+
+  const forward = (key: string, session: McpSession): void => {
+    if (forwarding.has(session) || (listeners.get(key)?.size ?? 0) === 0) return;
+    forwarding.add(session);
+    session.onListChanged((list) => {
+      for (const listener of [...(listeners.get(key) ?? [])]) listener(list);
+    });
+  };
 
   const touch = (key: string, delta: number): void => {
     const entry = usage.get(key) ?? { lastUsed: now(), inFlight: 0 };
@@ -75,22 +102,28 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
   sweeper?.unref();
 
   const open = (key: string, target: McpTarget): Promise<McpSession> => {
-    const pending = connectMcp(target, { ...options.connect, signal: lifetime.signal })
+    const prior = target.transport === 'http' ? priorVerdict(key) : undefined;
+    const pending = connectMcp(target, { ...options.connect, prior, signal: lifetime.signal })
       .then(async (session) => {
         if (closing !== undefined) {
           await session.close();
           throw poolClosed();
         }
         sessions.set(key, session);
-        session.onListChanged((list) => {
-          for (const listener of [...(listeners.get(key) ?? [])]) listener(list);
-        });
-        session.onClose(() => {
+        const verdict = session.eraVerdict;
+        if (prior === undefined && verdict !== undefined && verdictTtlMs > 0) verdicts.set(key, { verdict, foundAt: now() });
+        forward(key, session);
+        session.onClose((reason) => {
+          if (reason !== undefined) verdicts.delete(key);
           if (sessions.get(key) !== session) return;
           sessions.delete(key);
           if (usage.get(key)?.inFlight === 0) usage.delete(key);
         });
         return session;
+      })
+      .catch((error: unknown) => {
+        verdicts.delete(key);
+        throw error;
       })
       .finally(() => connecting.delete(key));
     connecting.set(key, pending);
@@ -136,6 +169,8 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
         listeners.set(key, set);
       }
       set.add(listener);
+      const current = sessions.get(key);
+      if (current?.isOpen === true) forward(key, current);
       return () => {
         set.delete(listener);
         if (set.size === 0 && listeners.get(key) === set) listeners.delete(key);
@@ -146,6 +181,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
       const current = sessions.get(key);
       sessions.delete(key);
       usage.delete(key);
+      verdicts.delete(key);
       await current?.close();
     },
     get size() {
@@ -159,6 +195,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
         const open = [...sessions.values()];
         sessions.clear();
         listeners.clear();
+        verdicts.clear();
         await Promise.allSettled(open.map((s) => s.close()));
       })();
       return closing;

@@ -1,22 +1,29 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
-  CallToolResultSchema,
-  EmptyResultSchema,
-  GetPromptResultSchema,
-  ListPromptsResultSchema,
-  ListResourcesResultSchema,
-  ListToolsResultSchema,
-  ReadResourceResultSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  Client,
+  StreamableHTTPClientTransport,
+  type ClientOptions,
+  type DiscoverResult,
+  type McpSubscription,
+  type PriorDiscovery,
+  type RequestOptions,
+  type SubscriptionFilter,
+} from '@modelcontextprotocol/client';
 import { ToolplaneError } from '@toolplane/contracts';
 import path from 'node:path';
 import { tracedToolCall } from './call-tracing.js';
-import type { McpImplementation, McpList, McpPrompt, McpPromptMessages, McpResource, McpResourceContents, McpServerCapabilities, McpTool, McpToolResult } from './model.js';
+import { isNonObjectSchemaRoot } from './era-projection.js';
+import type {
+  JsonRecord,
+  McpImplementation,
+  McpList,
+  McpPrompt,
+  McpPromptMessages,
+  McpResource,
+  McpResourceContents,
+  McpServerCapabilities,
+  McpTool,
+  McpToolResult,
+} from './model.js';
 import { normalizePrompt, normalizePromptMessages, normalizeResource, normalizeResourceContents, normalizeTool, normalizeToolResult } from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
@@ -57,7 +64,19 @@ export interface McpConnectOptions {
   readonly onStderr?: ((text: string) => void) | undefined;
   /** stdio: how servers are sandboxed (default: under bubblewrap, with each target's profile). */
   readonly sandbox?: StdioSandboxOptions | undefined;
+  /**
+   * HTTP: the protocol era an earlier session with the same target and credentials found (its `eraVerdict`), to
+   * connect without probing. A modern verdict sends nothing until the first request; a stale one fails there.
+   */
+  readonly prior?: McpEraVerdict | undefined;
 }
+
+/**
+ * Which protocol era an HTTP server speaks, as a probe found it: `modern` (2026-07-28 or later; `discover` is the
+ * server's `server/discover` answer) or `legacy` (the 2025 revisions and their `initialize` handshake). It holds for
+ * the target and credentials it was found with only, and only for a while: a server may be upgraded.
+ */
+export type McpEraVerdict = { readonly era: 'legacy' } | { readonly era: 'modern'; readonly discover: JsonRecord };
 
 /** A live connection to one MCP server, after the handshake. */
 export interface McpSession {
@@ -67,8 +86,10 @@ export interface McpSession {
   readonly transport: McpTarget['transport'];
   /** The server's name and version from the handshake. */
   readonly serverInfo: McpImplementation;
-  /** The protocol version both sides agreed on. */
+  /** The protocol version both sides agreed on (2026-07-28 with a server that offers it, over HTTP). */
   readonly protocolVersion: string;
+  /** HTTP: the era negotiation found, reusable as McpConnectOptions.prior for the same target; undefined for stdio. */
+  readonly eraVerdict: McpEraVerdict | undefined;
   /** What the server said it supports. */
   readonly capabilities: McpServerCapabilities;
   /** The server's usage instructions, if it sent any (untrusted text). */
@@ -83,7 +104,7 @@ export interface McpSession {
   listResources(options?: McpListOptions): Promise<McpResource[]>;
   /** All prompts, following pagination to the end. */
   listPrompts(options?: McpListOptions): Promise<McpPrompt[]>;
-  /** A round trip to the server. */
+  /** A round trip to the server (`ping`; `server/discover` at 2026-07-28, which has no ping). */
   ping(options?: McpRequestOptions): Promise<void>;
   /** Calls a tool; an `isError` result is returned, not thrown. */
   callTool(name: string, args: Record<string, unknown>, options?: McpRequestOptions): Promise<McpToolResult>;
@@ -91,7 +112,10 @@ export interface McpSession {
   readResource(uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
   /** Gets a prompt with its arguments (prompts/get). */
   getPrompt(name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
-  /** Calls `listener` on every `notifications/tools|resources|prompts/list_changed`, naming the list; returns the unsubscribe function. */
+  /**
+   * Calls `listener` on every `notifications/tools|resources|prompts/list_changed`, naming the list; returns the
+   * unsubscribe function. At 2026-07-28 the first listener opens the `subscriptions/listen` stream they arrive on.
+   */
   onListChanged(listener: (list: McpList) => void): () => void;
   /** Calls `listener` once when the session closes, with the reason if it broke. */
   onClose(listener: (reason: ToolplaneError | undefined) => void): () => void;
@@ -164,7 +188,7 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
     http = { transport, fetch: sessionFetch };
   }
   const transport = stdio ?? http!.transport;
-  const client = new Client({ ...(options.clientInfo ?? MCP_DEFAULTS.clientInfo) }, { capabilities: {} });
+  const client = new Client({ ...(options.clientInfo ?? MCP_DEFAULTS.clientInfo) }, clientOptions(target));
   const session = new ClientSession({
     key: mcpTargetKey(target),
     target,
@@ -188,7 +212,9 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
   const onAbort = () => stop(abortKind(signal?.reason), signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    await client.connect(transport, { signal: controller.signal, timeout: timeoutMs + SDK_TIMEOUT_SLACK_MS });
+    const prior = target.transport === 'http' ? priorDiscovery(options.prior) : undefined;
+    const connectOptions = { signal: controller.signal, timeout: timeoutMs + SDK_TIMEOUT_SLACK_MS };
+    await client.connect(transport, prior === undefined ? connectOptions : { ...connectOptions, prior });
     session.completeHandshake();
     return session;
   } catch (error) {
@@ -207,6 +233,32 @@ export async function connectMcp(target: McpTarget, options: McpConnectOptions =
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The SDK client for a target. It declares no capabilities, so a 2026-07-28 server's request for interactive input
+ * (`input_required`) fails the request instead of being answered.
+ *
+ * Over HTTP the era is negotiated (`server/discover`, then `initialize` if the server does not know it): a 2026-07-28
+ * server is spoken to at 2026-07-28, a 2025 one as before, for the price of one round trip, which a pool saves with
+ * a cached verdict. Over stdio the 2025 `initialize` handshake is kept. The probe would run in place on the one
+ * server process (the SDK spawns a disposable sibling only for its own stdio transport): servers that answer an
+ * unknown method at once (the 1.x SDK's, server-everything) cost nothing measurable, but one that ignores requests
+ * before `initialize` stalls the connection for the whole probe timeout (10 s of a 10 s probe, measured) and one that
+ * exits on them (as servers built on the Rust SDK do) fails the connection outright.
+ */
+function clientOptions(target: McpTarget): ClientOptions {
+  return {
+    capabilities: {},
+    inputRequired: { autoFulfill: false },
+    ...(target.transport === 'http' ? { versionNegotiation: { mode: 'auto' } } : {}),
+  };
+}
+
+/** A verdict as the SDK takes it. */
+function priorDiscovery(verdict: McpEraVerdict | undefined): PriorDiscovery | undefined {
+  if (verdict === undefined) return undefined;
+  return verdict.era === 'modern' ? { kind: 'modern', discover: verdict.discover as DiscoverResult } : { kind: 'legacy' };
 }
 
 /** How much of a stdio server's stderr a failed handshake's message quotes (its end: where the reason usually is). */
@@ -247,6 +299,19 @@ interface SessionParts {
   readonly requestTimeoutMs: number;
 }
 
+/** The lists a server says it announces changes of, as a `subscriptions/listen` filter; undefined when none. */
+function listChangedFilter(capabilities: McpServerCapabilities): SubscriptionFilter | undefined {
+  const filter: SubscriptionFilter = {
+    ...(capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
+    ...(capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {}),
+    ...(capabilities.prompts?.listChanged === true ? { promptsListChanged: true } : {}),
+  };
+  return Object.keys(filter).length === 0 ? undefined : filter;
+}
+
+// How long a dropped subscriptions/listen stream waits before it is reopened.
+const RELISTEN_DELAY_MS = 1_000;
+
 // Failures after which an HTTP session is not worth keeping: the pool then opens a fresh one (a restarted
 // server no longer knows the session id; an oversized or garbled stream cannot be resynchronised).
 const SESSION_BREAKING = /^(SessionExpired|Network\(|HttpStatus\((400|404)\)|MalformedReply|MessageTooLarge|UnexpectedContentType|ConnectionClosed)/;
@@ -260,6 +325,10 @@ class ClientSession implements McpSession {
   private serverCapabilities: McpServerCapabilities = {};
   private serverInstructions: string | undefined;
   private readonly listChangedListeners = new Set<(list: McpList) => void>();
+  /** Tools whose output schema was wrapped as `{ result }` (see era-projection.ts), so their results are too. */
+  private readonly wrappedOutputs = new Set<string>();
+  /** 2026-07-28: the `subscriptions/listen` stream list changes arrive on, once a listener asked for them. */
+  private subscription: Promise<McpSubscription | undefined> | undefined;
   private readonly closeListeners = new Set<(reason: ToolplaneError | undefined) => void>();
   private failure: ToolplaneError | undefined;
   private closing: Promise<void> | undefined;
@@ -283,9 +352,9 @@ class ClientSession implements McpSession {
         }
       }
     };
-    parts.client.setNotificationHandler(ToolListChangedNotificationSchema, () => announce('tools'));
-    parts.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => announce('resources'));
-    parts.client.setNotificationHandler(PromptListChangedNotificationSchema, () => announce('prompts'));
+    parts.client.setNotificationHandler('notifications/tools/list_changed', () => announce('tools'));
+    parts.client.setNotificationHandler('notifications/resources/list_changed', () => announce('resources'));
+    parts.client.setNotificationHandler('notifications/prompts/list_changed', () => announce('prompts'));
     // The SDK calls onclose when the transport ends, whoever ended it.
     parts.client.onclose = () => {
       if (this.closing === undefined) this.closing = this.finish(this.parts.stdio?.failureReason);
@@ -301,6 +370,12 @@ class ClientSession implements McpSession {
 
   get protocolVersion(): string {
     return this.version;
+  }
+
+  get eraVerdict(): McpEraVerdict | undefined {
+    if (this.parts.http === undefined || this.version === '') return undefined;
+    const discover = this.parts.client.getDiscoverResult();
+    return discover === undefined ? { era: 'legacy' } : { era: 'modern', discover };
   }
 
   get capabilities(): McpServerCapabilities {
@@ -329,9 +404,9 @@ class ClientSession implements McpSession {
     const { client } = this.parts;
     const server = client.getServerVersion();
     this.info = { name: server?.name ?? '', version: server?.version ?? '', ...(server?.title === undefined ? {} : { title: server.title }) };
-    this.serverCapabilities = (client.getServerCapabilities() ?? {}) as McpServerCapabilities;
+    this.serverCapabilities = client.getServerCapabilities() ?? {};
     this.serverInstructions = client.getInstructions();
-    this.version = this.parts.stdio?.protocolVersion ?? this.parts.http?.transport.protocolVersion ?? '';
+    this.version = client.getNegotiatedProtocolVersion() ?? '';
   }
 
   /** Closes the session because it can no longer be trusted (oversized or garbled traffic). */
@@ -343,7 +418,11 @@ class ClientSession implements McpSession {
   listTools(options: McpListOptions = {}): Promise<McpTool[]> {
     return this.run('tools/list', options, undefined, (sdk) =>
       collectPages('tools', options, async (cursor) => {
-        const page = await this.parts.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, sdk);
+        const page = await this.parts.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, sdk);
+        for (const tool of page.tools) {
+          if (tool.outputSchema !== undefined && isNonObjectSchemaRoot(tool.outputSchema)) this.wrappedOutputs.add(tool.name);
+          else this.wrappedOutputs.delete(tool.name);
+        }
         return { items: page.tools.map(normalizeTool), nextCursor: page.nextCursor };
       }),
     );
@@ -352,7 +431,7 @@ class ClientSession implements McpSession {
   listResources(options: McpListOptions = {}): Promise<McpResource[]> {
     return this.run('resources/list', options, undefined, (sdk) =>
       collectPages('resources', options, async (cursor) => {
-        const page = await this.parts.client.request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, ListResourcesResultSchema, sdk);
+        const page = await this.parts.client.request({ method: 'resources/list', params: cursor === undefined ? {} : { cursor } }, sdk);
         return { items: page.resources.map(normalizeResource), nextCursor: page.nextCursor };
       }),
     );
@@ -361,14 +440,17 @@ class ClientSession implements McpSession {
   listPrompts(options: McpListOptions = {}): Promise<McpPrompt[]> {
     return this.run('prompts/list', options, undefined, (sdk) =>
       collectPages('prompts', options, async (cursor) => {
-        const page = await this.parts.client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, ListPromptsResultSchema, sdk);
+        const page = await this.parts.client.request({ method: 'prompts/list', params: cursor === undefined ? {} : { cursor } }, sdk);
         return { items: page.prompts.map(normalizePrompt), nextCursor: page.nextCursor };
       }),
     );
   }
 
   async ping(options: McpRequestOptions = {}): Promise<void> {
-    await this.run('ping', options, undefined, (sdk) => this.parts.client.request({ method: 'ping' }, EmptyResultSchema, sdk));
+    const { client } = this.parts;
+    // 2026-07-28 has no ping; server/discover is its cheapest round trip.
+    if (client.getProtocolEra() === 'modern') await this.run('server/discover', options, undefined, (sdk) => client.discover(sdk));
+    else await this.run('ping', options, undefined, (sdk) => client.request({ method: 'ping' }, sdk));
   }
 
   callTool(name: string, args: Record<string, unknown>, options: McpRequestOptions = {}): Promise<McpToolResult> {
@@ -376,23 +458,63 @@ class ClientSession implements McpSession {
     // tools/list, and throw after the tool ran; validation against the bound schema is the caller's job.
     const traced = { transport: this.transport, sessionId: this.parts.http?.transport.sessionId, protocolVersion: this.version };
     return tracedToolCall(name, traced, (meta) =>
-      this.run('tools/call', options, name, async (sdk) =>
-        normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params: meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta } }, CallToolResultSchema, sdk)),
-      ),
+      this.run('tools/call', options, name, async (sdk) => {
+        const params = meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta };
+        return normalizeToolResult(await this.parts.client.request({ method: 'tools/call', params }, sdk), this.wrappedOutputs.has(name));
+      }),
     );
   }
 
   readResource(uri: string, options: McpRequestOptions = {}): Promise<McpResourceContents> {
-    return this.run('resources/read', options, undefined, async (sdk) => normalizeResourceContents(await this.parts.client.request({ method: 'resources/read', params: { uri } }, ReadResourceResultSchema, sdk)));
+    return this.run('resources/read', options, undefined, async (sdk) =>
+      normalizeResourceContents(await this.parts.client.request({ method: 'resources/read', params: { uri } }, sdk)),
+    );
   }
 
   getPrompt(name: string, args: Record<string, string>, options: McpRequestOptions = {}): Promise<McpPromptMessages> {
-    return this.run('prompts/get', options, undefined, async (sdk) => normalizePromptMessages(await this.parts.client.request({ method: 'prompts/get', params: { name, arguments: args } }, GetPromptResultSchema, sdk)));
+    return this.run('prompts/get', options, undefined, async (sdk) =>
+      normalizePromptMessages(await this.parts.client.request({ method: 'prompts/get', params: { name, arguments: args } }, sdk)),
+    );
   }
 
   onListChanged(listener: (list: McpList) => void): () => void {
     this.listChangedListeners.add(listener);
+    this.listenForChanges();
     return () => this.listChangedListeners.delete(listener);
+  }
+
+  /**
+   * 2026-07-28 sends list changes only on a `subscriptions/listen` stream the client opens: opened for the lists
+   * the server says change, kept open while the session is, and reopened (after a pause) when the server drops it.
+   * A stream that cannot be reopened for a passing reason (the server is unreachable, no answer in time) breaks the
+   * session, so its owner reconnects instead of missing changes.
+   */
+  private listenForChanges(): void {
+    if (this.subscription !== undefined || !this.isOpen || this.parts.client.getProtocolEra() !== 'modern') return;
+    const filter = listChangedFilter(this.serverCapabilities);
+    if (filter === undefined) return;
+    this.subscription = this.parts.client.listen(filter, { timeout: this.parts.requestTimeoutMs }).then(
+      (subscription) => {
+        void subscription.closed.then((how) => {
+          if (how === 'local' || !this.isOpen) return;
+          this.subscription = undefined;
+          setTimeout(() => this.listenForChanges(), RELISTEN_DELAY_MS).unref();
+        });
+        return subscription;
+      },
+      (error: unknown) => {
+        if (!this.isOpen) return undefined;
+        const failure = translateMcpError(error, {
+          method: 'subscriptions/listen',
+          target: this.parts.description,
+          dispatched: true,
+          transportFailure: this.failureReason,
+        });
+        // A server that refuses the stream outright is not asked again (nor is the session broken over it).
+        if (failure.retryable) this.breakWith(failure);
+        return undefined;
+      },
+    );
   }
 
   onClose(listener: (reason: ToolplaneError | undefined) => void): () => void {
@@ -442,12 +564,14 @@ class ClientSession implements McpSession {
   }
 
   /**
-   * After the handshake, HTTP 404 (or 400, which some servers answer instead) means the server no longer knows
-   * the session, typically because it restarted: the request was not processed, and a new session will do.
+   * After a 2025-era handshake, HTTP 404 (or 400, which some servers answer instead) means the server no longer knows
+   * the session, typically because it restarted: the request was not processed, and a new session will do. At
+   * 2026-07-28 there are no sessions, and the statuses mean what they say.
    */
   private sessionExpired(error: unknown): ToolplaneError | undefined {
     const status = streamableHttpStatus(error);
     if (this.parts.http === undefined || this.version === '' || (status !== 404 && status !== 400)) return undefined;
+    if (this.parts.client.getProtocolEra() === 'modern') return undefined;
     return new ToolplaneError('TEMPORARY_UNAVAILABLE', `the server no longer knows this session (HTTP ${status}); a new session is needed`, {
       cause: error,
       details: { providerErrorType: 'SessionExpired', httpStatus: status, [NOT_DELIVERED]: true },

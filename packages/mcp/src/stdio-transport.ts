@@ -1,5 +1,5 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { ToolplaneError } from '@toolplane/contracts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -52,7 +52,6 @@ export class ChildProcessTransport implements Transport {
   private exited = false;
   private stderrChunks: Buffer[] = [];
   private stderrBytes = 0;
-  private negotiatedVersion: string | undefined;
   private sandbox: SandboxLayout | undefined;
   private serverPid: number | undefined;
   private sandboxInit: number | undefined;
@@ -86,18 +85,9 @@ export class ChildProcessTransport implements Transport {
     return this.closing !== undefined;
   }
 
-  /** The protocol version the SDK negotiated on this transport. */
-  get protocolVersion(): string | undefined {
-    return this.negotiatedVersion;
-  }
-
   /** The most recent stderr output of the server, bounded by `maxStderrBytes`. */
   stderrTail(): string {
     return Buffer.concat(this.stderrChunks).toString('utf8');
-  }
-
-  setProtocolVersion(version: string): void {
-    this.negotiatedVersion = version;
   }
 
   async start(): Promise<void> {

@@ -13,7 +13,7 @@ import type { McpStdioTarget } from './target.js';
 
 export { isProcessAlive } from './process-group.js';
 
-/** The fixture servers in packages/mcp/test/fixtures (see each file's header for its tools). */
+/** The fixture servers in packages/mcp/test/fixtures (see each file's header for its tools); all but modern-echo on the 1.x SDK. */
 export const FixtureServer = {
   /** echo, count_calls ($COUNT_FILE), inspect_process, spawn_helper, fail_rpc; paginated lists. */
   countingEcho: 'counting-echo',
@@ -27,6 +27,8 @@ export const FixtureServer = {
   metaEcho: 'meta-echo',
   /** read_file, connect, fork_bomb, allocate, write_file, burn_cpu: tries to get out of its sandbox and reports how it went. */
   escapist: 'escapist',
+  /** echo: a server on the v2 SDK that also serves protocol revision 2026-07-28 (to a client that asks for it). */
+  modernEcho: 'modern-echo',
 } as const;
 /** The name of a fixture server. */
 export type FixtureServer = (typeof FixtureServer)[keyof typeof FixtureServer];

@@ -1,7 +1,8 @@
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { ToolplaneError, type ErrorCode } from '@toolplane/contracts';
 
-// Pure: classifies what the SDK, fetch or our transports threw into the taxonomy. The SDK's own classes are
-// recognised structurally (by their fields), which keeps this file free of SDK imports and unit-testable.
+// Pure: classifies what the SDK, fetch or our transports threw into the taxonomy. The SDK's classes are recognised
+// by their brand (`isInstance`), which holds across separately bundled copies of the SDK (client and server).
 
 /** What the caller knew about one request when it failed. */
 export interface FailureContext {
@@ -84,23 +85,14 @@ function classify(error: unknown, context: FailureContext): Classified {
     const providerErrorType = typeof error.details?.['providerErrorType'] === 'string' ? error.details['providerErrorType'] : `Toolplane(${error.code})`;
     return { code: error.code, message: error.message, providerErrorType, definitive: error.details?.[NOT_DELIVERED] === true, details: withoutMarker(error.details) };
   }
-  const rpc = jsonRpcError(error);
-  if (rpc !== undefined) return classifyJsonRpc(rpc, context);
-  const httpStatus = streamableHttpStatus(error);
-  if (httpStatus !== undefined) return classifyHttpStatus(httpStatus, (error as Error).message);
+  // Servers on the 1.x SDK put "MCP error <code>: " before their message (again on every relay); it says nothing.
+  if (ProtocolError.isInstance(error)) {
+    return classifyJsonRpc({ code: error.code, message: error.message.replace(LEGACY_MESSAGE_PREFIX, '') });
+  }
+  if (SdkError.isInstance(error)) return classifySdkError(error, context);
   const network = networkErrorCode(error);
   if (network !== undefined) return classifyNetwork(network);
-  if (isMalformedReply(error)) {
-    return {
-      code: 'TEMPORARY_UNAVAILABLE',
-      message: `the server's reply is not valid MCP JSON-RPC (${boundedMessage(error)})`,
-      providerErrorType: 'MalformedReply',
-      definitive: false,
-    };
-  }
-  if (error instanceof Error && error.message === 'Not connected') {
-    return { code: 'TEMPORARY_UNAVAILABLE', message: 'the session is not connected', providerErrorType: 'NotConnected', definitive: true };
-  }
+  if (isMalformedReply(error)) return malformedReply(error);
   if (error instanceof Error && error.message.startsWith("Server's protocol version is not supported")) {
     return { code: 'INVALID_ARGUMENT', message: error.message, providerErrorType: 'UnsupportedProtocolVersion', definitive: true };
   }
@@ -112,47 +104,28 @@ function classify(error: unknown, context: FailureContext): Classified {
   };
 }
 
+const LEGACY_MESSAGE_PREFIX = /^(MCP error -?\d+: )+/;
+
 interface JsonRpcFailure {
   readonly code: number;
   readonly message: string;
 }
 
-// The SDK's McpError: an Error named McpError with a numeric JSON-RPC code; its message is "MCP error <code>: <text>".
-function jsonRpcError(error: unknown): JsonRpcFailure | undefined {
-  if (!(error instanceof Error) || error.name !== 'McpError') return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'number') return undefined;
-  return { code, message: error.message.replace(/^(MCP error -?\d+: )+/, '') };
-}
-
 const JSON_RPC = {
-  connectionClosed: -32000,
-  requestTimeout: -32001,
   parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
+  missingRequiredClientCapability: -32021,
   urlElicitationRequired: -32042,
 } as const;
 
-function classifyJsonRpc(rpc: JsonRpcFailure, context: FailureContext): Classified {
+function classifyJsonRpc(rpc: JsonRpcFailure): Classified {
   const providerErrorType = `JsonRpcError(${rpc.code})`;
   const details = { jsonRpcCode: rpc.code, providerMessage: bounded(rpc.message) };
   const said = `the server answered ${rpc.code}: ${bounded(rpc.message, 300)}`;
-  // The SDK reports a closed connection with -32000, which servers may also use for their own errors; a closed
-  // transport disambiguates.
-  if (rpc.code === JSON_RPC.connectionClosed && (context.transportClosed === true || context.transportFailure !== undefined)) {
-    if (context.transportFailure !== undefined) {
-      const failure = context.transportFailure;
-      const failureType = failure.details?.['providerErrorType'];
-      return { code: failure.code, message: failure.message, providerErrorType: typeof failureType === 'string' ? failureType : 'ConnectionClosed', definitive: false, details: withoutMarker(failure.details) };
-    }
-    return { code: 'TEMPORARY_UNAVAILABLE', message: 'the connection closed before the answer came', providerErrorType: 'ConnectionClosed', definitive: false };
-  }
   switch (rpc.code) {
-    case JSON_RPC.requestTimeout:
-      return { code: 'TIMEOUT', message: 'no answer within the deadline', providerErrorType, definitive: false, details };
     case JSON_RPC.invalidParams:
     case JSON_RPC.invalidRequest:
     case JSON_RPC.parseError:
@@ -161,6 +134,9 @@ function classifyJsonRpc(rpc: JsonRpcFailure, context: FailureContext): Classifi
       return { code: 'NOT_FOUND', message: said, providerErrorType, definitive: true, details };
     case JSON_RPC.urlElicitationRequired:
       return { code: 'AUTHORIZATION_DENIED', message: said, providerErrorType, definitive: true, details };
+    case JSON_RPC.missingRequiredClientCapability:
+      // The server refused the request for what this client did not declare (it declares no capabilities).
+      return { code: 'INVALID_ARGUMENT', message: said, providerErrorType, definitive: true, details };
     case JSON_RPC.internalError:
       // The server failed while handling the request: for a tool call, possibly halfway through its effect.
       return { code: 'TEMPORARY_UNAVAILABLE', message: said, providerErrorType, definitive: false, details };
@@ -170,18 +146,75 @@ function classifyJsonRpc(rpc: JsonRpcFailure, context: FailureContext): Classifi
 }
 
 /**
- * The HTTP status of the SDK's StreamableHTTPError (an Error whose message starts "Streamable HTTP error:" and
- * whose code is the status, or -1 for an unexpected content type); undefined for any other error.
+ * What the SDK's own (local, never on the wire) errors mean. A negotiation or send failure that wraps the real
+ * cause (a refused connection, a garbled reply) is classified by that cause.
  */
+function classifySdkError(error: SdkError, context: FailureContext): Classified {
+  const status = streamableHttpStatus(error);
+  if (status !== undefined) return classifyHttpStatus(status, error.message);
+  const wrapped = error.code === SdkErrorCode.EraNegotiationFailed || error.code === SdkErrorCode.SendFailed ? error.cause : undefined;
+  if (wrapped !== undefined) {
+    const cause = classify(wrapped, context);
+    if (cause.code !== 'INTERNAL') return cause;
+  }
+  const said = boundedMessage(error);
+  const as = (code: ErrorCode, message: string, definitive: boolean, providerErrorType = `SdkError(${error.code})`): Classified => ({
+    code,
+    message,
+    providerErrorType,
+    definitive,
+  });
+  switch (error.code) {
+    case SdkErrorCode.RequestTimeout:
+      return as('TIMEOUT', 'no answer within the deadline', false);
+    case SdkErrorCode.ConnectionClosed: {
+      const failure = context.transportFailure;
+      if (failure === undefined) return as('TEMPORARY_UNAVAILABLE', 'the connection closed before the answer came', false, 'ConnectionClosed');
+      // Why the transport closed (the process exited, a reply was too large) says more than "connection closed".
+      const failureType = failure.details?.['providerErrorType'];
+      const type = typeof failureType === 'string' ? failureType : 'ConnectionClosed';
+      return { ...as(failure.code, failure.message, false, type), details: withoutMarker(failure.details) };
+    }
+    case SdkErrorCode.NotConnected:
+      return as('TEMPORARY_UNAVAILABLE', 'the session is not connected', true, 'NotConnected');
+    case SdkErrorCode.SendFailed:
+      return as('TEMPORARY_UNAVAILABLE', `sending the request failed (${said})`, false);
+    case SdkErrorCode.InvalidResult:
+      return malformedReply(error);
+    case SdkErrorCode.ClientHttpUnexpectedContent:
+      return classifyHttpStatus(-1, error.message);
+    case SdkErrorCode.MethodNotSupportedByProtocolVersion:
+    case SdkErrorCode.CapabilityNotSupported:
+      // Refused locally, before anything was sent: the server's protocol revision or capabilities lack the method.
+      return as('NOT_FOUND', said, true);
+    case SdkErrorCode.UnsupportedResultType:
+      // A 2026-07-28 server asked for interactive input (elicitation, sampling) this client does not offer. The
+      // request is incomplete until a retry carries the answers, and none will come: nothing more happens.
+      if (isInputRequired(error.data)) {
+        return as('INVALID_ARGUMENT', 'the server asked for interactive input, which this client does not provide', true, 'InputRequired');
+      }
+      return as('TEMPORARY_UNAVAILABLE', `the server's reply is not a result this client understands (${said})`, false);
+    case SdkErrorCode.EraNegotiationFailed:
+      // Without a cause: no protocol revision both sides speak (a cause, such as a dropped connection, is above).
+      if (wrapped === undefined) return as('INVALID_ARGUMENT', said, true, 'UnsupportedProtocolVersion');
+      return as('TEMPORARY_UNAVAILABLE', said, false);
+    default:
+      return as('INTERNAL', `unexpected SDK failure (${said})`, false);
+  }
+}
+
+function isInputRequired(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && (data as { resultType?: unknown }).resultType === 'input_required';
+}
+
+/** The HTTP status the endpoint answered, when the SDK's Streamable HTTP transport failed on one; undefined otherwise. */
 export function streamableHttpStatus(error: unknown): number | undefined {
-  if (!(error instanceof Error) || !error.message.startsWith('Streamable HTTP error:')) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
+  return SdkHttpError.isInstance(error) ? error.status : undefined;
 }
 
 function classifyHttpStatus(status: number, rawMessage: string): Classified {
   const providerErrorType = status === -1 ? 'UnexpectedContentType' : `HttpStatus(${status})`;
-  const details = { httpStatus: status, providerMessage: bounded(rawMessage.replace(/^Streamable HTTP error: /, '')) };
+  const details = { httpStatus: status, providerMessage: bounded(rawMessage) };
   const answered = `the endpoint answered HTTP ${status}`;
   if (status === -1) {
     return { code: 'TEMPORARY_UNAVAILABLE', message: `the endpoint answered with a content type that is not MCP (${bounded(rawMessage, 200)})`, providerErrorType, definitive: false, details };
@@ -226,6 +259,11 @@ function classifyNetwork(code: string): Classified {
     return { code: 'TEMPORARY_UNAVAILABLE', message: `the TLS handshake failed (${code})`, providerErrorType, definitive: true };
   }
   return { code: 'TEMPORARY_UNAVAILABLE', message: `the connection failed (${code})`, providerErrorType, definitive: false };
+}
+
+function malformedReply(error: unknown): Classified {
+  const message = `the server's reply is not valid MCP JSON-RPC (${boundedMessage(error)})`;
+  return { code: 'TEMPORARY_UNAVAILABLE', message, providerErrorType: 'MalformedReply', definitive: false };
 }
 
 function isMalformedReply(error: unknown): boolean {

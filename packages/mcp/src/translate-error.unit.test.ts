@@ -1,19 +1,15 @@
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { ToolplaneError } from '@toolplane/contracts';
 import { describe, expect, it } from 'vitest';
 import { NOT_DELIVERED, translateMcpError, type FailureContext } from './translate-error.js';
 
-// Stand-ins shaped like the SDK's error classes (recognised structurally, as in the real classes).
+// The SDK's own error classes, as its client and transports throw them.
 function mcpError(code: number, text: string): Error {
-  const error = new Error(`MCP error ${code}: ${text}`) as Error & { code: number };
-  error.name = 'McpError';
-  error.code = code;
-  return error;
+  return new ProtocolError(code, text);
 }
 
 function httpError(status: number, text = 'Error POSTing to endpoint: nope'): Error {
-  const error = new Error(`Streamable HTTP error: ${text}`) as Error & { code: number };
-  error.code = status;
-  return error;
+  return new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, text, { status });
 }
 
 function fetchFailed(code: string): TypeError {
@@ -89,7 +85,7 @@ describe('translateMcpError', () => {
     const before = translateMcpError(undefined, { ...call, dispatched: false, aborted: 'deadline', timeoutMs: 50 });
     expect(before.code).toBe('TIMEOUT');
     expect(before.message).toContain('before the request was sent');
-    const after = translateMcpError(mcpError(-32001, 'Request timed out'), { ...call, aborted: 'deadline', timeoutMs: 50 });
+    const after = translateMcpError(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'), { ...call, aborted: 'deadline', timeoutMs: 50 });
     expect(after.code).toBe('UNKNOWN_OUTCOME');
     expect(after.details).toMatchObject({ underlyingCode: 'TIMEOUT', providerErrorType: 'Deadline' });
     expect(translateMcpError(undefined, { ...list, aborted: 'deadline' }).code).toBe('TIMEOUT');
@@ -103,11 +99,12 @@ describe('translateMcpError', () => {
 
   it('reports why the transport closed instead of a bare "connection closed"', () => {
     const exited = new ToolplaneError('TEMPORARY_UNAVAILABLE', 'the server process exited (code 3)', { details: { providerErrorType: 'ProcessExited', exitCode: 3 } });
-    const error = translateMcpError(mcpError(-32000, 'Connection closed'), { ...list, transportFailure: exited, transportClosed: true });
+    const closed = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
+    const error = translateMcpError(closed, { ...list, transportFailure: exited, transportClosed: true });
     expect(error.code).toBe('TEMPORARY_UNAVAILABLE');
     expect(error.message).toContain('exited (code 3)');
     expect(error.details).toMatchObject({ providerErrorType: 'ProcessExited', exitCode: 3 });
-    expect(translateMcpError(mcpError(-32000, 'Connection closed'), { ...call, transportFailure: exited, transportClosed: true }).code).toBe('UNKNOWN_OUTCOME');
+    expect(translateMcpError(closed, { ...call, transportFailure: exited, transportClosed: true }).code).toBe('UNKNOWN_OUTCOME');
   });
 
   it('keeps our own errors, and their "not delivered" mark makes a tool call failure definitive', () => {
@@ -118,6 +115,35 @@ describe('translateMcpError', () => {
     const tooLarge = new ToolplaneError('TEMPORARY_UNAVAILABLE', 'message too large', { details: { providerErrorType: 'MessageTooLarge' } });
     expect(translateMcpError(tooLarge, call).code).toBe('UNKNOWN_OUTCOME');
     expect(translateMcpError(tooLarge, list).code).toBe('TEMPORARY_UNAVAILABLE');
+  });
+
+  it('classifies a failed era negotiation by its cause, or as no common protocol revision', () => {
+    const refused = new SdkError(SdkErrorCode.EraNegotiationFailed, 'Version negotiation probe failed: fetch failed', {}, { cause: fetchFailed('ECONNREFUSED') });
+    expect(translateMcpError(refused, { ...list, method: 'initialize' })).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', retryable: true, details: { providerErrorType: 'Network(ECONNREFUSED)' } });
+    const unavailable = new SdkHttpError(SdkErrorCode.EraNegotiationFailed, 'Version negotiation failed: the server answered the probe with HTTP 503', { status: 503 });
+    expect(translateMcpError(unavailable, list)).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { httpStatus: 503, providerErrorType: 'HttpStatus(503)' } });
+    const disjoint = new SdkError(SdkErrorCode.EraNegotiationFailed, 'no modern overlap');
+    expect(translateMcpError(disjoint, list)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { providerErrorType: 'UnsupportedProtocolVersion' } });
+  });
+
+  it("maps the SDK's local errors", () => {
+    expect(translateMcpError(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'), list).code).toBe('TIMEOUT');
+    expect(translateMcpError(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'), call).code).toBe('UNKNOWN_OUTCOME');
+    expect(translateMcpError(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'), list)).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { providerErrorType: 'ConnectionClosed' } });
+    expect(translateMcpError(new SdkError(SdkErrorCode.NotConnected, 'Not connected'), call)).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { providerErrorType: 'NotConnected' } });
+    expect(translateMcpError(new SdkError(SdkErrorCode.InvalidResult, 'bad result'), list)).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { providerErrorType: 'MalformedReply' } });
+    const html = translateMcpError(new SdkError(SdkErrorCode.ClientHttpUnexpectedContent, 'Unexpected content type: text/html'), list);
+    expect(html).toMatchObject({ code: 'TEMPORARY_UNAVAILABLE', details: { providerErrorType: 'UnexpectedContentType' } });
+    expect(html.message).toContain('not MCP');
+    const noPing = new SdkError(SdkErrorCode.MethodNotSupportedByProtocolVersion, 'ping is not a 2026-07-28 method');
+    expect(translateMcpError(noPing, call).code).toBe('NOT_FOUND');
+    expect(translateMcpError(new SdkError(SdkErrorCode.AlreadyConnected, 'already'), list).code).toBe('INTERNAL');
+  });
+
+  it('refuses a request for interactive input definitively: nothing happens until a retry that never comes', () => {
+    const inputRequired = new SdkError(SdkErrorCode.UnsupportedResultType, "Unsupported result type 'input_required' for tools/call", { resultType: 'input_required', method: 'tools/call' });
+    expect(translateMcpError(inputRequired, call)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { providerErrorType: 'InputRequired' } });
+    expect(translateMcpError(mcpError(-32021, 'Missing required client capability'), call)).toMatchObject({ code: 'INVALID_ARGUMENT', details: { jsonRpcCode: -32021 } });
   });
 
   it('turns anything unexpected into INTERNAL without throwing', () => {

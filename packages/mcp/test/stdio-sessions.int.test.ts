@@ -1,5 +1,5 @@
 // stdio sessions against this package's fixture servers: pagination, the child's environment and working
-// directory, process-group kill, JSON-RPC errors, list_changed.
+// directory, process-group kill, JSON-RPC errors, list_changed, the protocol revision stdio speaks.
 import { access, chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -115,6 +115,20 @@ describe('the counting echo fixture over stdio', () => {
     // An internal error while a tool ran: the effect is unknown.
     await expect(session.callTool('fail_rpc', { code: -32603 }, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'UNKNOWN_OUTCOME' });
     await expect(session.listTools({ timeoutMs: 10_000 })).resolves.toHaveLength(5);
+  });
+});
+
+describe('a server that also serves 2026-07-28, over stdio', () => {
+  it('is spoken to at 2025-11-25: stdio sessions do not probe (see clientOptions in session.ts)', async () => {
+    const session = await connectMcp(fixtureStdioTarget('modern-echo'), { timeoutMs: 20_000 });
+    try {
+      expect(session.protocolVersion).toBe('2025-11-25');
+      expect(session.eraVerdict).toBeUndefined();
+      expect(session.serverInfo.name).toBe('modern-echo');
+      expect((await session.callTool('echo', { text: 'hi' }, { timeoutMs: 10_000 })).content).toEqual([{ type: 'text', text: 'hi' }]);
+    } finally {
+      await session.close();
+    }
   });
 });
 

@@ -10,8 +10,10 @@ import { governedTools } from './app/governed-tools.js';
 import { InFlightCalls } from './app/in-flight-calls.js';
 import { TokenRateLimits } from './app/token-rate-limits.js';
 import { ToolListStreams } from './app/tool-list-streams.js';
+import { ToolNames } from './app/tool-names.js';
 import { endpointMetrics } from './adapters/endpoint-metrics.js';
 import { endpointRoutes } from './adapters/http-server.js';
+import { mcpProtocol } from './adapters/mcp-protocol.js';
 import { watchToolSetSources } from './adapters/tool-set-watch.js';
 import { mcpEndpointConfig, type McpEndpointConfig } from './config.js';
 
@@ -53,7 +55,8 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
 
       const verifier = createTokenVerifier(config.TOOLPLANE_TRUSTED_KEYS, { clockToleranceSeconds: config.TOOLPLANE_TOKEN_CLOCK_TOLERANCE_S });
       const mcpLog = logger.child({ component: 'mcp' });
-      const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS });
+      const names = new ToolNames();
+      const tools = governedTools({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS, approvalProbeMs: config.MCP_ENDPOINT_APPROVAL_PROBE_MS, names });
       const reads = governedReads({ clientFor: clients.clientFor, defaultTimeoutMs: config.MCP_ENDPOINT_CALL_TIMEOUT_MS });
 
       const streamLog = logger.child({ component: 'streams' });
@@ -71,17 +74,24 @@ export function mcpEndpointService(hooks: { readonly onUrl?: (url: string) => vo
       // The streams end as the shutdown begins, before the HTTP server closes: they would hold it (and the drain) up.
       context.signal.addEventListener('abort', () => streams.closeAll(), { once: true });
       const watchLog = logger.child({ component: 'tool-set-watch' });
-      const watch = watchToolSetSources(messaging, { onChange: (change) => streams.changed(change), onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
+      const watch = watchToolSetSources(messaging, { onChange: (change) => {
+          names.changed(change);
+          streams.changed(change);
+        }, onProblem: (problem) => watchLog.warn(problem, 'tool set watch problem') });
       context.onShutdown('tool-set-watch', () => Promise.resolve(watch.close()));
 
       const metrics = endpointMetrics(serviceMetrics(context.metrics), () => streams.size);
+      const inFlight = new InFlightCalls();
+      const protocol = mcpProtocol({ identity: endpointIdentity, tools, reads, inFlight, onError: (err) => mcpLog.warn({ err }, 'MCP protocol error'), metrics });
+      context.onShutdown('mcp-protocol', () => protocol.close());
       const routes = endpointRoutes({
         host: config.HTTP_HOST,
         allowedOrigins: config.MCP_ENDPOINT_ALLOWED_ORIGINS,
         authorizationServers: config.MCP_ENDPOINT_AUTHORIZATION_SERVERS,
         maxBodyBytes: config.MCP_ENDPOINT_MAX_BODY_BYTES,
         verifier,
-        protocol: { identity: endpointIdentity, tools, reads, inFlight: new InFlightCalls(), onError: (err) => mcpLog.warn({ err }, 'MCP protocol error'), metrics },
+        protocol,
+        inFlight,
         streams,
         rateLimits:
           config.MCP_ENDPOINT_TOKEN_RATE_LIMIT === 0

@@ -1,6 +1,8 @@
 // The endpoint's HTTP face against a real nats-server, with no platform behind it: authentication and its challenge,
 // the protected-resource metadata, DNS-rebinding checks, bounded bodies, the MCP handshake in stateless mode, and
 // that a refused request publishes nothing. (Lists and calls through the pipeline: test/src/mcp-endpoint.e2e.test.ts.)
+// eslint-disable-next-line no-restricted-imports -- a 2026-07-28 client of the endpoint, as any client is: the SDK v2's own Client
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningKeyPair, issueToken, type SigningKeyPair } from '@toolplane/auth';
 import { connectMessaging, type Messaging } from '@toolplane/messaging';
@@ -130,6 +132,42 @@ describe('the endpoint over HTTP', () => {
     expect(initialized.status).toBe(202);
     const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { ...auth, 'mcp-session-id': 'a-session-this-replica-never-saw', 'mcp-protocol-version': '2025-11-25' });
     expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+  });
+
+  it('speaks 2026-07-28 at the same URL: server/discover with no session, the SDK v2 client negotiating it, a listen stream bounded like GET', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    const discover = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'server/discover',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' } } },
+    };
+    const res = await post(discover, { ...auth, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    const answer = (await res.json()) as { id: number; result: { supportedVersions: string[]; capabilities: Record<string, unknown>; _meta: Record<string, unknown> } };
+    expect(answer.id).toBe(7);
+    expect(answer.result.supportedVersions).toContain('2026-07-28');
+    expect(answer.result.capabilities).toMatchObject({ tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } });
+    expect(answer.result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'toolplane' });
+
+    const client = new Client({ name: 'v2-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url()), { requestInit: { headers: auth } }));
+    try {
+      expect(client.getProtocolEra()).toBe('modern');
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect(client.getServerVersion()).toMatchObject({ name: 'toolplane' });
+      // The replica's one stream (MCP_ENDPOINT_MAX_STREAMS=1): a listen takes it, so a GET stream is refused.
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await eventually('the listen stream counted', async () => ((await samplesOf(endpoint.url, 'toolplane_mcp_open_streams'))[''] === 1 ? true : undefined));
+      const refused = await fetch(url(), { headers: { ...auth, accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25' } });
+      expect(refused.status).toBe(503);
+      await refused.body?.cancel();
+    } finally {
+      await client.close();
+    }
+    await eventually('the listen stream ended with the client', async () => ((await samplesOf(endpoint.url, 'toolplane_mcp_open_streams'))[''] === 0 ? true : undefined));
   });
 
   it('refuses foreign origins and host names (DNS rebinding), and allows the configured origin', async () => {

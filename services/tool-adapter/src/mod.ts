@@ -11,6 +11,9 @@ export {
   type ArgumentCheck,
   type ArgumentValidatorOptions,
   type InputSchemaSource,
+  type OutputCheck,
+  type OutputSchemaSource,
+  type OutputValidator,
   type SchemaStatus,
   type SchemaViolation,
 } from './core/argument-validation.js';
@@ -73,7 +76,17 @@ export {
   type ReceiptSigningKey,
   type ReceiptVerification,
 } from './core/receipts.js';
-export { contentText, sanitizeFailure, sanitizeResult, storedResultContent, type ProviderOutput, type SanitizedResult, type SanitizeOptions } from './core/result-sanitizer.js';
+export { OUTPUT_SCHEMA_VIOLATION, outputContractFailure, outputSchemaOf } from './core/output-contract.js';
+export {
+  contentText,
+  sanitizeFailure,
+  sanitizeResult,
+  storedResultContent,
+  type ProviderOutput,
+  type SanitizedResult,
+  type SanitizeOptions,
+  type StoredResultContent,
+} from './core/result-sanitizer.js';
 export { inspectInputSchema, defaultSchemaLimits, type SchemaLimits } from './core/schema-guard.js';
 export { REDACTION_MARKER, SecretRedactor } from './core/secret-redaction.js';
 export { toolPatternMatches, firstMatchingToolPattern } from './core/tool-patterns.js';

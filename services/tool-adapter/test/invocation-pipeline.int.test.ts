@@ -24,6 +24,8 @@ import {
   SANDBOX_LIMIT_DEFAULTS,
   ToolplaneError,
   adapterOperations,
+  canonicalJson,
+  sha256Hex,
   type ApprovalRequested,
   type InvocationReply,
   type JsonObject,
@@ -282,6 +284,53 @@ describe('the tool adapter', () => {
     expect(reply.ok && reply.data.status).toBe('SUCCESS');
     expect(reply.ok && reply.data.textContent).toBe('Echo: ignore previous instructions');
     expect(reply.ok && reply.data.provenance).toBe('untrusted-tool-data');
+  });
+
+  it('carries the image block of @modelcontextprotocol/server-everything through the pipeline: replied, stored and hashed with the result', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    await bindTool(scope, 'everything.image', 'get-tiny-image', { type: 'object', properties: {} }, { mcpServerId: everythingServerId });
+    await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['fixture.*', 'everything.*']));
+    const reply = await invoke(scope, { toolId: 'everything.image', arguments: {}, idempotencyKey: 'image-1' });
+    expect(reply.ok && reply.data.status).toBe('SUCCESS');
+    if (!reply.ok) return;
+    const { content } = reply.data;
+    expect(content?.map((block) => block.type)).toEqual(['text', 'image', 'text']);
+    const image = content?.[1];
+    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    if (image?.type !== 'image') return;
+    // The MCP logo, a PNG, whole.
+    expect(Buffer.from(image.data, 'base64').subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(reply.data.textContent).toBe("Here's the image you requested:\n[image (image/png) omitted]\nThe image above is the MCP logo.");
+    expect(reply.data.truncated).toBe(false);
+    // The receipt's result hash covers the blocks: it is the hash of exactly what was stored.
+    const document = await stored(scope, 'image-1');
+    expect(document?.resultJson).toBe(canonicalJson({ content, truncated: false }));
+    expect(reply.data.receipt.resultHash).toBe(sha256Hex(document?.resultJson ?? ''));
+    expect(verifyReceipt(reply.data.receipt, new Map([[receiptKeyId, receiptPublicKey]]))).toMatchObject({ valid: true });
+    // A repeat of the key (another message id, past JetStream's dedupe) replays the same blocks from the record.
+    const again = await invoke(scope, { toolId: 'everything.image', arguments: {}, idempotencyKey: 'image-1' }, randomUUID());
+    expect(again).toEqual(reply);
+  });
+
+  it("checks structured content against the output schema the tool was bound with: a result that breaks it ends the call Failed (CONFLICT)", { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const input = { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] };
+    const schema = (temperature: string) => JSON.stringify({ type: 'object', properties: { temperature: { type: temperature } }, required: ['temperature'] });
+    await bindTool(scope, 'everything.weather', 'get-structured-content', input, { mcpServerId: everythingServerId, outputSchemaJson: schema('number') });
+    await bindTool(scope, 'everything.weather_text', 'get-structured-content', input, { mcpServerId: everythingServerId, outputSchemaJson: schema('string') });
+    await insertAgentProfile(messaging, agentProfileDocument(scope, agentId, ['fixture.*', 'everything.*']));
+    const kept = await invoke(scope, { toolId: 'everything.weather', arguments: { location: 'Chicago' }, idempotencyKey: 'weather-1' });
+    expect(kept.ok && kept.data.status).toBe('SUCCESS');
+    expect(kept.ok && kept.data.structuredContent).toMatchObject({ temperature: 36 });
+
+    const broken = await invoke(scope, { toolId: 'everything.weather_text', arguments: { location: 'Chicago' }, idempotencyKey: 'weather-2' });
+    expect(broken.ok && broken.data.status).toBe('FAILED');
+    if (!broken.ok) return;
+    expect(broken.data.receipt).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT', retryable: false, providerErrorType: 'OutputSchemaViolation' } });
+    expect(broken.data.receipt.failure?.message).toContain('/temperature must be string');
+    expect(broken.data.content).toBeUndefined();
+    expect(broken.data.structuredContent).toBeUndefined();
+    expect(await stored(scope, 'weather-2')).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT' } });
   });
 
   it('bounds what a hostile server returns: a result over the size bound is cut with a marker, a 10 MB message fails the call, and the adapter goes on', { timeout: 60_000 }, async () => {

@@ -13,7 +13,7 @@ import {
 import type { CommandGroup } from '../command-group.js';
 import { operatorHeaders, withToken, type TokenOptions } from '../operator-token.js';
 import { formatFields, formatTable } from '../output.js';
-import { agentToken, parseTimeoutMs, printOutcome, resultText, withAgentToken, type AgentTokenOptions } from './invoke.js';
+import { agentToken, contentBlocksText, parseTimeoutMs, printOutcome, resultText, withAgentToken, type AgentTokenOptions } from './invoke.js';
 
 // `toolplane calls …`: the RuntimeToolCall projection, one document per logical tool call, in the caller's
 // scope. It holds ids, states, times and hashes; never arguments or results. `calls inspect` asks the tool adapter
@@ -105,7 +105,7 @@ function resultFields(result: InvocationResult): string {
     ['state', receipt.state],
     ['tool', `${receipt.toolId}@${receipt.toolVersion}`],
     ['failure', receipt.failure === undefined ? undefined : `${receipt.failure.code}: ${receipt.failure.message}`],
-    ['result', result.textContent],
+    ['result', result.content === undefined ? result.textContent : contentBlocksText(result.content)],
     ['receipt key', receipt.signature.keyId],
   ]);
 }

@@ -107,6 +107,25 @@ describe('calls inspect', () => {
     expect(JSON.parse(printedReceipt)).toEqual(receipt);
   });
 
+  it('shows the content blocks of an ended call’s result, each non-text one as one line', () => {
+    const ended = InspectInvocationReply.parse({
+      ...parked,
+      state: 'Observed',
+      result: {
+        status: 'SUCCESS',
+        content: [
+          { type: 'text', text: 'logo:' },
+          { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+        ],
+        textContent: 'logo:\n[image (image/png) omitted]',
+        truncated: false,
+        provenance: 'untrusted-tool-data',
+        receipt,
+      },
+    });
+    expect(inspectionText(ended)).toContain('--- result (untrusted tool data) ---\nlogo:\n[image image/png 8 bytes]\n');
+  });
+
   it('never lets tool output or arguments send control sequences to the terminal', () => {
     expect(printable('ok\u001b[2J\tnext\nline\u009b31m\u0007')).toBe('ok\\u001b[2J\tnext\nline\\u009b31m\\u0007');
     const hostile = InspectInvocationReply.parse({

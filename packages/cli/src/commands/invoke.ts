@@ -1,5 +1,5 @@
 import { createToolplaneClient, type EffectiveToolsQuery } from '@toolplane/client';
-import { JsonObject, ToolplaneError, type EffectiveToolSet, type InvocationResult } from '@toolplane/contracts';
+import { JsonObject, ToolplaneError, contentBlockSummary, type EffectiveToolSet, type InvocationResult, type ToolContentBlock } from '@toolplane/contracts';
 import type { Command } from 'commander';
 import type { CommandGroup } from '../command-group.js';
 import type { CliContext } from '../context.js';
@@ -74,6 +74,30 @@ export async function agentToken(context: CliContext, options: AgentTokenOptions
   return token;
 }
 
+/** The text a block shows verbatim (a text block, a text resource), or undefined for a block shown as one line. */
+function blockText(block: ToolContentBlock): string | undefined {
+  if (block.type === 'text') return block.text;
+  return block.type === 'resource' && 'text' in block.resource ? block.resource.text : undefined;
+}
+
+/** Content blocks as text: text blocks and text resources verbatim, every other block as one line, in order. */
+export function contentBlocksText(content: readonly ToolContentBlock[]): string {
+  return content.map((block) => blockText(block) ?? contentBlockSummary(block)).join('\n');
+}
+
+/**
+ * A successful result's content as text: the structured content as JSON when there is some, else the text of its
+ * blocks; each other block (image, audio, resource link, binary resource) as one line naming its type, media type,
+ * size and URI, in its place. A result without blocks (recorded before the adapter kept them) shows its text.
+ */
+export function resultContentText(result: InvocationResult): string | undefined {
+  const { content, structuredContent } = result;
+  const structured = structuredContent === undefined ? undefined : JSON.stringify(structuredContent, null, 2);
+  if (content === undefined) return structured ?? result.textContent;
+  if (structured !== undefined) return [structured, ...content.filter((block) => blockText(block) === undefined).map(contentBlockSummary)].join('\n');
+  return contentBlocksText(content);
+}
+
 /** A result as the receipt's fields, then the content, marked as untrusted tool data. */
 export function resultText(result: InvocationResult): string {
   const { receipt } = result;
@@ -98,7 +122,7 @@ export function resultText(result: InvocationResult): string {
     ['signature', `${receipt.signature.alg} by key ${receipt.signature.keyId}`],
   ]);
   if (result.status !== 'SUCCESS') return fields;
-  const content = result.structuredContent === undefined ? (result.textContent ?? '') : JSON.stringify(result.structuredContent, null, 2);
+  const content = resultContentText(result) ?? '';
   return `${fields}--- result (untrusted tool data${result.truncated ? ', truncated' : ''}) ---\n${content}\n`;
 }
 

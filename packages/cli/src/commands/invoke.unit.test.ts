@@ -93,6 +93,43 @@ describe('invoke output', () => {
     expect(text).toContain('--- result (untrusted tool data) ---\n{\n  "text": "hi"\n}\n');
   });
 
+  it('prints text as it is and each other content block as one line (type, media type, size, URI), in its place', () => {
+    const png = Buffer.alloc(1432, 1).toString('base64');
+    const result: InvocationResult = {
+      status: 'SUCCESS',
+      content: [
+        { type: 'text', text: 'Here is the chart:' },
+        { type: 'image', data: png, mimeType: 'image/png' },
+        { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+        { type: 'resource_link', uri: 'file:///data.csv', name: 'data.csv', mimeType: 'text/csv', size: 2048 },
+        { type: 'resource', resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'inline notes' } },
+        { type: 'resource', resource: { uri: 'file:///a.bin', blob: 'AAEC' } },
+      ],
+      textContent: 'Here is the chart:\n[image (image/png) omitted]\n[audio (audio/wav) omitted]\n[resource link file:///data.csv]\ninline notes\n[binary resource file:///a.bin omitted]',
+      truncated: false,
+      provenance: 'untrusted-tool-data',
+      receipt: { ...receipt, state: 'Observed', resultHash: 'b'.repeat(64) },
+    };
+    expect(resultText(result)).toContain(
+      [
+        '--- result (untrusted tool data) ---',
+        'Here is the chart:',
+        '[image image/png 1432 bytes]',
+        '[audio audio/wav 4 bytes]',
+        '[resource_link text/csv 2048 bytes file:///data.csv]',
+        'inline notes',
+        '[resource 3 bytes file:///a.bin]',
+        '',
+      ].join('\n'),
+    );
+    // With structured content, the JSON as before, then the blocks that are not text.
+    const structured = resultText({ ...result, structuredContent: { rows: 3 } });
+    expect(structured).toContain('--- result (untrusted tool data) ---\n{\n  "rows": 3\n}\n[image image/png 1432 bytes]\n[audio audio/wav 4 bytes]\n[resource_link text/csv 2048 bytes file:///data.csv]\n[resource 3 bytes file:///a.bin]\n');
+    // Text blocks alone print exactly as the text did.
+    const textOnly = { ...result, content: [{ type: 'text' as const, text: 'a' }, { type: 'text' as const, text: 'b' }], textContent: 'a\nb' };
+    expect(resultText(textOnly)).toBe(resultText({ ...textOnly, content: undefined }));
+  });
+
   it('prints a denied call’s failure and no content section', () => {
     const denied: InvocationResult = {
       status: 'DENIED',

@@ -26,6 +26,7 @@ const packageBuckets: readonly [RegExp, string][] = [
   [/node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse)\//, 'ajv (argument validation)'],
   [/node_modules\/jose\//, 'jose (context token)'],
   [/node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\//, 'MCP SDK server'],
+  [/node_modules\/@modelcontextprotocol\/(server|node|core)\//, 'MCP SDK v2 server (server, node, core)'],
   [/node_modules\/@modelcontextprotocol\//, 'MCP SDK client'],
   [/node_modules\/(hono|@hono)\//, 'hono (SDK HTTP)'],
   [/node_modules\/(undici|express|body-parser|raw-body|content-type)\//, 'HTTP packages'],

@@ -1,6 +1,6 @@
 // One call: its projection (state, attempts, ids) and, from the adapter, its redacted arguments and, once terminal,
 // the result and signed receipt. Tool output is untrusted data: it is only ever text in a <pre>, escaped.
-import type { InspectInvocationReply, RuntimeToolCallView } from '@toolplane/contracts';
+import { contentBlockSummary, type InspectInvocationReply, type InvocationResult, type RuntimeToolCallView } from '@toolplane/contracts';
 import { alertOf, pageOf, sectionUrl, workspaceUrl, type Viewer } from './layout.js';
 import { html, type SafeHtml } from './html.js';
 
@@ -11,13 +11,22 @@ function fact(label: string, value: string | number | SafeHtml | undefined): Saf
   return value === undefined || value === '' ? html`` : html`<dt>${label}</dt><dd>${value}</dd>`;
 }
 
+/** The text of a result: its blocks' text, each other block (image, audio, link, binary resource) as one line; else its text. */
+function contentText(result: InvocationResult): string | undefined {
+  if (result.content === undefined) return result.textContent;
+  return result.content
+    .map((block) => (block.type === 'text' ? block.text : block.type === 'resource' && 'text' in block.resource ? block.resource.text : contentBlockSummary(block)))
+    .join('\n');
+}
+
 function resultText(inspection: Inspection): { text: string; receipt: string } {
   if (!inspection.ok) return { text: `unavailable: ${inspection.code}`, receipt: `unavailable: ${inspection.code}` };
   const result = inspection.reply.result;
   if (result === undefined) return { text: `no result yet: the call is ${inspection.reply.state}`, receipt: 'no receipt yet' };
+  const content = contentText(result);
   const parts = [
     `status: ${result.status} (provenance: ${result.provenance}${result.truncated ? ', cut to its size bound' : ''})`,
-    ...(result.textContent === undefined ? [] : ['', result.textContent]),
+    ...(content === undefined ? [] : ['', content]),
     ...(result.structuredContent === undefined ? [] : ['', JSON.stringify(result.structuredContent, null, 2)]),
   ];
   return { text: parts.join('\n'), receipt: JSON.stringify(result.receipt, null, 2) };

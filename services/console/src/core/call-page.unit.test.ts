@@ -45,6 +45,32 @@ describe('the call page', () => {
     expect(page).not.toMatch(/<script>|<img|<iframe/);
   });
 
+  it('shows each non-text content block as one escaped line: type, media type, size and URI', () => {
+    const reply = {
+      toolCallId: 'call_1',
+      invocationId: call.invocationId,
+      attempt: 1,
+      state: 'Observed',
+      toolId: 'web.fetch',
+      arguments: { text: '{}', redacted: [], truncated: false },
+      result: {
+        status: 'SUCCESS',
+        content: [
+          { type: 'text', text: 'the page:' },
+          { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+          { type: 'resource_link', uri: 'https://example.com/<x>', name: 'x', mimeType: 'text/html' },
+        ],
+        textContent: 'the page:\n[image (image/png) omitted]\n[resource link https://example.com/<x>]',
+        truncated: false,
+        provenance: 'untrusted-tool-data',
+        receipt: {},
+      },
+    } as unknown as InspectInvocationReply;
+    const page = callPage({ viewer, call, inspection: { ok: true, reply } });
+    expect(page).toContain('\n\nthe page:\n[image image/png 8 bytes]\n[resource_link text/html https://example.com/&lt;x&gt;]</pre>');
+    expect(page).not.toContain('iVBORw0KGgo');
+  });
+
   it('says what failed when the adapter cannot show the call', () => {
     const page = callPage({ viewer, call, inspection: { ok: false, code: 'NOT_FOUND', message: 'no call call_1' } });
     expect(page).toContain('<pre id="arguments">preview unavailable: NOT_FOUND</pre>');

@@ -13,7 +13,7 @@ import type { TokenRateLimits } from '../app/token-rate-limits.js';
 import type { ToolListStreams } from '../app/tool-list-streams.js';
 import type { RequestOutcome } from '../core/request-outcome.js';
 import type { EndpointMetrics } from './endpoint-metrics.js';
-import { answerMcpPost, cancellationsOf, isInitialize, openMcpStream, type McpProtocolDeps } from './mcp-protocol.js';
+import { cancellationsOf, isInitialize, isListen, type McpPost, type McpProtocol, type McpProtocolDeps, type McpStream } from './mcp-protocol.js';
 
 /** How the routes are set up. */
 export interface EndpointRoutesOptions {
@@ -23,7 +23,9 @@ export interface EndpointRoutesOptions {
   readonly authorizationServers: readonly string[];
   readonly maxBodyBytes: number;
   readonly verifier: TokenVerifier;
-  readonly protocol: McpProtocolDeps;
+  readonly protocol: McpProtocol;
+  /** The calls in flight, which a `notifications/cancelled` aborts. */
+  readonly inFlight: McpProtocolDeps['inFlight'];
   /** Per-token admission on this replica; undefined: no limit. */
   readonly rateLimits: TokenRateLimits | undefined;
   /** The open notification streams (GET), bounded per replica. */
@@ -150,21 +152,41 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
       session = randomUUID();
       res.setHeader('mcp-session-id', session);
     }
-    for (const cancelled of cancellationsOf(body)) options.protocol.inFlight.cancel(auth.caller, session, cancelled.requestId, cancelled.reason);
+    for (const cancelled of cancellationsOf(body)) options.inFlight.cancel(auth.caller, session, cancelled.requestId, cancelled.reason);
 
-    await answerMcpPost({ req, res, body, caller: auth.caller, session, headerTimeoutMs }, options.protocol);
+    const post: McpPost = { req, res, body, caller: auth.caller, session, headerTimeoutMs, url: new URL(req.url ?? '/', bound.publicUrl).href };
+    if (isListen(body)) return serveListen(post);
+    await options.protocol.answerPost(post);
+  };
+
+  /** Whether this replica may open one more notification stream; answers 503 when not. */
+  const streamRoom = (res: ServerResponse): boolean => {
+    if (!options.signal.aborted && options.streams.hasRoom()) return true;
+    refuse(res, 'TEMPORARY_UNAVAILABLE', 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
+    return false;
+  };
+
+  /** Keeps a stream registered for its caller's list changes until it ends, the token expires or the endpoint stops. */
+  const keep = (caller: Caller, stream: McpStream) => {
+    const unregister = options.streams.open(caller, { notify: (kind) => stream.notifyListChanged(kind), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
+    if (unregister === undefined) return stream.close();
+    void stream.ended.then(unregister);
+  };
+
+  // A 2026-07-28 client's `subscriptions/listen`: the same streams as GET, the SDK's listen protocol on the wire.
+  const serveListen = async (post: McpPost) => {
+    if (!streamRoom(post.res)) return;
+    metrics.request('other', 'ok');
+    keep(post.caller, await options.protocol.openListen(post));
   };
 
   // The GET stream: kept open for server notifications (the lists' list_changed) until the client leaves, the token
   // expires or the endpoint stops. Bounded per replica: past the bound, 503 (another replica may have room).
   const serveStream = async (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
-    if (options.signal.aborted || !options.streams.hasRoom()) return refuse(res, 'TEMPORARY_UNAVAILABLE', 503, -32000, 'Service unavailable: this replica serves no more notification streams', { 'retry-after': '5' });
+    if (!streamRoom(res)) return;
     // The SDK would answer this too, but only after the stream was counted and its tool set asked for.
     if (!(headerOf(req, 'accept') ?? '').includes('text/event-stream')) return refuse(res, 'INVALID_ARGUMENT', 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-    const stream = await openMcpStream(req, res, options.protocol);
-    const unregister = options.streams.open(caller, { notify: (kind) => stream.notifyListChanged(kind), close: () => stream.close() }, tokenExpiresAtMs(caller.token));
-    if (unregister === undefined) return stream.close();
-    void stream.ended.then(unregister);
+    keep(caller, await options.protocol.openLegacyStream(req, res));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

@@ -42,9 +42,12 @@ export interface GovernedReadsOptions {
 
 /** A read that found nothing to read: MCP's "resource not found" (-32002), or an unknown prompt. */
 export class McpNotFound extends Error {
-  constructor(message: string) {
+  /** The resource URI that was asked for (MCP's not-found error names it in `data.uri`); absent for a prompt. */
+  readonly uri: string | undefined;
+  constructor(message: string, uri?: string) {
     super(message);
     this.name = 'McpNotFound';
+    this.uri = uri;
   }
 }
 
@@ -89,7 +92,7 @@ export function governedReads(options: GovernedReadsOptions): GovernedReads {
       served(caller, 'resource', uri);
       // The URI the endpoint lists, or the server's own URI of a resource the agent may read.
       const resourceId = resourceIdOfUri(uri) ?? ((await effective(caller, signal)).resources ?? []).find((resource) => resource.uri === uri)?.resourceId;
-      if (resourceId === undefined) throw new McpNotFound(`no resource ${uri.slice(0, 256)} is offered to this agent`);
+      if (resourceId === undefined) throw new McpNotFound(`no resource ${uri.slice(0, 256)} is offered to this agent`, uri.slice(0, 2048));
       const client = await clientFor(caller.scope);
       const result = await client.readResource(resourceId, {
         idempotencyKey: keyOf(caller, request, resourceId, {}),

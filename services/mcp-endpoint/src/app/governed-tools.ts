@@ -6,6 +6,7 @@ import { toMcpPrompt, toMcpResource } from '../core/read-mapping.js';
 import { mcpToolName, toMcpTool, toolIdOfName, type McpToolEntry } from '../core/tool-mapping.js';
 import type { McpLists } from '../core/tool-set-digest.js';
 import type { Caller } from './authenticate.js';
+import type { ToolNames } from './tool-names.js';
 
 /** A problem with the MCP request itself (not with the call): answered as a JSON-RPC error, never as a tool result. */
 export class McpProtocolError extends Error {
@@ -43,6 +44,8 @@ export interface GovernedToolsOptions {
   readonly defaultTimeoutMs: number;
   /** How long a call runs before the endpoint looks whether it waits for an approval. */
   readonly approvalProbeMs: number;
+  /** What each caller was last listed, to find a listed name's tool id. */
+  readonly names: ToolNames;
 }
 
 /** The delays between approval probes: starting at the probe delay, doubling up to two seconds. */
@@ -66,14 +69,23 @@ function onSurface(caller: Caller, toolId: string): boolean {
  * from the request, the request's deadline, and the request's cancellation as its signal.
  */
 export function governedTools(options: GovernedToolsOptions): GovernedTools {
-  const { clientFor } = options;
+  const { clientFor, names } = options;
 
-  const resolveToolId = async (caller: Caller, name: string, signal: AbortSignal): Promise<string | undefined> => {
-    const direct = toolIdOfName(name);
-    if (direct !== undefined) return direct;
+  /** The caller's tools as MCP lists them, remembering each listed name's tool id. */
+  const listed = async (caller: Caller, signal: AbortSignal) => {
     const client = await clientFor(caller.scope);
     const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
-    return set.tools.find((tool) => mcpToolName(tool) === name)?.toolId;
+    const tools = set.tools.filter((tool) => onSurface(caller, tool.toolId));
+    names.remember(caller, tools.map((tool) => ({ name: mcpToolName(tool), toolId: tool.toolId })));
+    return { set, tools: tools.map(toMcpTool) };
+  };
+
+  // A governed id says itself; a listed name is looked up in what the caller was last listed, else in its set now.
+  const resolveToolId = async (caller: Caller, name: string, signal: AbortSignal): Promise<string | undefined> => {
+    const known = toolIdOfName(name) ?? names.toolIdOf(caller, name);
+    if (known !== undefined) return known;
+    await listed(caller, signal);
+    return names.toolIdOf(caller, name);
   };
 
   /** Resolves when the call is seen waiting for an approval (with its id); never otherwise. */
@@ -93,15 +105,11 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
 
   return {
     async list(caller, signal) {
-      const client = await clientFor(caller.scope);
-      const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
-      return set.tools.filter((tool) => onSurface(caller, tool.toolId)).map(toMcpTool);
+      return (await listed(caller, signal)).tools;
     },
 
     async lists(caller, signal) {
-      const client = await clientFor(caller.scope);
-      const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
-      const tools = set.tools.filter((tool) => onSurface(caller, tool.toolId)).map(toMcpTool);
+      const { set, tools } = await listed(caller, signal);
       // The endpoint of flow-backed tools serves those tools alone: no resources, no prompts.
       if (caller.surface === 'flows') return { tools, resources: [], prompts: [] };
       return { tools, resources: (set.resources ?? []).map(toMcpResource), prompts: (set.prompts ?? []).map(toMcpPrompt) };

@@ -1,8 +1,8 @@
-import { mcpMetaKeys, type ErrorCode, type InvocationResult, type JsonObject, type McpCallResultMeta } from '@toolplane/contracts';
+import { mcpMetaKeys, type ErrorCode, type InvocationResult, type JsonObject, type McpCallResultMeta, type ToolContentBlock } from '@toolplane/contracts';
 
 /** A tools/call answer as MCP carries it. */
 export interface McpCallToolResult {
-  readonly content: { readonly type: 'text'; readonly text: string }[];
+  readonly content: readonly ToolContentBlock[];
   readonly structuredContent?: JsonObject;
   readonly isError?: boolean;
   readonly _meta: McpCallResultMeta;
@@ -21,16 +21,28 @@ export function approveCommand(approvalId: string | undefined): string {
   return `toolplane approvals approve ${approvalId ?? '<approval id>'}`;
 }
 
+/** The content blocks of a successful result: the tool's own (sanitized), else its text, else its structured content as JSON text. */
+function contentOf(result: InvocationResult): readonly ToolContentBlock[] {
+  if (result.content !== undefined && result.content.length > 0) return result.content;
+  const text = result.textContent ?? (result.structuredContent === undefined ? undefined : JSON.stringify(result.structuredContent));
+  return text === undefined ? [] : [{ type: 'text', text }];
+}
+
 /**
- * The MCP answer of a call that ended: on SUCCESS the tool's content (text, and structured content where the tool
- * gave it), otherwise a tool error (`isError`) whose text starts with the taxonomy code; both with the signed receipt.
+ * The MCP answer of a call that ended: on SUCCESS the tool's content blocks (text, images, audio, resource links,
+ * embedded resources, with their annotations) and structured content, as the adapter sanitized them; otherwise a tool
+ * error (`isError`) whose text starts with the taxonomy code; both with the signed receipt.
  */
 export function resultOfInvocation(result: InvocationResult, idempotencyKey: string): McpCallToolResult {
-  const meta = { [mcpMetaKeys.call]: { idempotencyKey }, [mcpMetaKeys.provenance]: result.provenance, [mcpMetaKeys.receipt]: result.receipt };
+  const meta = {
+    [mcpMetaKeys.call]: { idempotencyKey },
+    [mcpMetaKeys.provenance]: result.provenance,
+    [mcpMetaKeys.receipt]: result.receipt,
+    ...(result.truncated ? { [mcpMetaKeys.truncated]: true as const } : {}),
+  };
   if (result.status === 'SUCCESS') {
-    const text = result.textContent ?? (result.structuredContent === undefined ? undefined : JSON.stringify(result.structuredContent));
     return {
-      content: text === undefined ? [] : [{ type: 'text', text }],
+      content: contentOf(result),
       ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
       _meta: meta,
     };

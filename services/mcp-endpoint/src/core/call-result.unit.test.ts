@@ -20,6 +20,24 @@ describe('a call’s outcome as an MCP result', () => {
     });
   });
 
+  it('on success carries every content block the tool gave, with annotations, rather than the text view', () => {
+    const content = [
+      { type: 'text', text: 'a chart', annotations: { audience: ['user'], priority: 0.5 } },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'file:///report.csv', name: 'report', mimeType: 'text/csv' },
+      { type: 'resource', resource: { uri: 'test://doc', mimeType: 'text/plain', text: 'embedded' } },
+    ] as const satisfies InvocationResult['content'];
+    const result: InvocationResult = { status: 'SUCCESS', content: [...content], textContent: 'a chart\n[image omitted]', truncated: false, provenance: 'untrusted-tool-data', receipt: observed };
+    expect(resultOfInvocation(result, 'k').content).toEqual(content);
+  });
+
+  it('says in _meta when Toolplane cut the result to its bound, and only then', () => {
+    const cut: InvocationResult = { status: 'SUCCESS', textContent: 'x\n[truncated by Toolplane: 1 of 9 bytes shown]', truncated: true, provenance: 'untrusted-tool-data', receipt: observed };
+    expect(resultOfInvocation(cut, 'k')._meta['dev.toolplane/truncated']).toBe(true);
+    expect(resultOfInvocation({ ...cut, truncated: false }, 'k')._meta).not.toHaveProperty('dev.toolplane/truncated');
+  });
+
   it('shows structured content as text when the tool gave no text', () => {
     const result: InvocationResult = { status: 'SUCCESS', structuredContent: { sum: 3 }, truncated: false, provenance: 'untrusted-tool-data', receipt: observed };
     expect(resultOfInvocation(result, 'k').content).toEqual([{ type: 'text', text: '{"sum":3}' }]);
@@ -38,8 +56,10 @@ describe('a call’s outcome as an MCP result', () => {
     const approvalId = '3f1c9a52-7c1e-4d0b-9d5e-2a3b4c5d6e7f';
     const mapped = resultOfFailure({ code: 'APPROVAL_PENDING', message: 'waits', retryable: true, details: { approvalId, idempotencyKey: 'key-3' } }, 'key-3');
     expect(mapped.isError).toBe(true);
-    expect(mapped.content[0]?.text).toContain(`toolplane approvals approve ${approvalId}`);
-    expect(mapped.content[0]?.text).toContain('"dev.toolplane/idempotencyKey": "key-3"');
+    const [first] = mapped.content;
+    const text = first?.type === 'text' ? first.text : '';
+    expect(text).toContain(`toolplane approvals approve ${approvalId}`);
+    expect(text).toContain('"dev.toolplane/idempotencyKey": "key-3"');
     expect(mapped._meta['dev.toolplane/approval']).toEqual({ approvalId, decide: `toolplane approvals approve ${approvalId}` });
     expect(mapped._meta['dev.toolplane/error']).toMatchObject({ code: 'APPROVAL_PENDING', retryable: true });
   });

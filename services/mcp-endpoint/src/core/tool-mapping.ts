@@ -1,7 +1,5 @@
 import { ToolId, mcpMetaKeys, type EffectiveTool, type JsonObject, type McpToolMeta, type SideEffectClass } from '@toolplane/contracts';
 
-/** MCP tool names (protocol 2025-11-25): 1-128 of letters, digits, `_`, `-` and `.`, case-sensitive. */
-const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** The MCP behaviour hints of a tool (untrusted by clients: they describe, they do not enforce). */
 export interface McpToolAnnotations {
@@ -18,24 +16,28 @@ export interface McpToolEntry {
   readonly title?: string;
   readonly description: string;
   readonly inputSchema: JsonObject & { readonly type: 'object' };
+  readonly outputSchema?: JsonObject;
   readonly annotations: McpToolAnnotations;
   readonly _meta: { readonly [mcpMetaKeys.tool]: McpToolMeta };
 }
 
 /**
- * The MCP name of a tool: its toolId (`server.tool`, unique in the workspace, so names from two servers never
- * collide), or, for an id longer than MCP allows, the effective set's model-safe name (which ends in a hash of it).
+ * The MCP name of a tool: the effective set's model-safe name, `^[A-Za-z0-9_-]{1,64}$` (the alphabet and length
+ * OpenAI's and Anthropic's function names accept, so a client can hand it to a model as it is): the tool id with its
+ * dots as `__` (`everything__echo`), or, when that is too long or taken in the set, cut and ending in a hash of the id.
+ * Unique in the caller's set, and the same for the same set whenever it is computed. The governed id is in `_meta`.
  */
-export function mcpToolName(tool: Pick<EffectiveTool, 'toolId' | 'name'>): string {
-  return MCP_TOOL_NAME.test(tool.toolId) ? tool.toolId : tool.name;
+export function mcpToolName(tool: Pick<EffectiveTool, 'name'>): string {
+  return tool.name;
 }
 
 /**
- * The toolId an MCP name stands for, when the name says it by itself (every name but a long id's): a tools/call then
- * goes straight to the pipeline, which decides whether the agent may call it. Undefined: look it up in the set.
+ * The toolId an MCP name stands for when the name says it by itself: a governed id (`everything.echo`, dotted, which
+ * no listed name is) goes straight to the pipeline, which decides whether the agent may call it. Undefined for a
+ * listed name: look it up in what the caller was listed.
  */
 export function toolIdOfName(name: string): string | undefined {
-  return MCP_TOOL_NAME.test(name) && ToolId.safeParse(name).success ? name : undefined;
+  return name.includes('.') && ToolId.safeParse(name).success ? name : undefined;
 }
 
 // Hints from the effective side-effect class (the declared one raised by policy, never lowered). WRITE and
@@ -67,9 +69,10 @@ export function toMcpTool(tool: EffectiveTool): McpToolEntry {
     // MCP requires an object schema at the top; tool arguments are an object whatever the descriptor says (the
     // adapter still validates them against the descriptor's own schema).
     inputSchema: { ...tool.inputSchema, type: 'object' },
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
     annotations: annotationsOf(tool.sideEffectClass, tool.title),
     _meta: {
-      [mcpMetaKeys.tool]: { toolVersion: tool.toolVersion, sideEffectClass: tool.sideEffectClass, riskClass: tool.riskClass, requiresApproval: tool.requiresApproval },
+      [mcpMetaKeys.tool]: { toolId: tool.toolId, toolVersion: tool.toolVersion, sideEffectClass: tool.sideEffectClass, riskClass: tool.riskClass, requiresApproval: tool.requiresApproval },
     },
   };
 }

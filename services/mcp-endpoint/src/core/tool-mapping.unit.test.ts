@@ -14,22 +14,30 @@ const echo: EffectiveTool = {
 };
 
 describe('an effective tool as an MCP tool', () => {
-  it('is named by its toolId, keeps description and schema, and carries its governance facts in _meta', () => {
+  it('is named by its model-safe name, keeps description and schema, and carries its id and governance facts in _meta', () => {
     expect(toMcpTool(echo)).toEqual({
-      name: 'everything.echo',
+      name: 'everything__echo',
       description: 'Echoes back the input',
       inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
       annotations: { readOnlyHint: true, idempotentHint: true },
-      _meta: { 'dev.toolplane/tool': { toolVersion: 'v1', sideEffectClass: 'READ', riskClass: 'LOW', requiresApproval: false } },
+      _meta: { 'dev.toolplane/tool': { toolId: 'everything.echo', toolVersion: 'v1', sideEffectClass: 'READ', riskClass: 'LOW', requiresApproval: false } },
     });
   });
 
-  it('names a toolId longer than MCP allows by the set’s model-safe name, which is no toolId', () => {
+  it('lists only names a model API accepts (^[a-zA-Z0-9_-]{1,64}$), and takes a dotted name for the governed id', () => {
     const long = { toolId: `server.${'x'.repeat(130)}`, name: `server__${'x'.repeat(45)}_0123456789` };
+    for (const tool of [echo, long]) expect(mcpToolName(tool)).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     expect(mcpToolName(long)).toBe(long.name);
     expect(toolIdOfName(long.name)).toBeUndefined();
+    expect(toolIdOfName('everything__echo')).toBeUndefined();
     expect(toolIdOfName('everything.echo')).toBe('everything.echo');
     expect(toolIdOfName('no-dot')).toBeUndefined();
+  });
+
+  it('lists the output schema a tool declares', () => {
+    const outputSchema = { type: 'object', properties: { sum: { type: 'number' } } };
+    expect(toMcpTool({ ...echo, outputSchema }).outputSchema).toEqual(outputSchema);
+    expect(toMcpTool(echo)).not.toHaveProperty('outputSchema');
   });
 
   it('always has an object input schema at the top', () => {

@@ -406,7 +406,7 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
         return { step: 'EXECUTE', execution };
       });
     case 'SANITIZE':
-      return { step: 'SANITIZE', secrets: memo.secrets };
+      return { step: 'SANITIZE', secrets: memo.secrets, outputValidator: runtime.validators };
     case 'REPLY': {
       // The stored request's inbox, and the driving copy's own when it is another one: every copy gets its reply.
       const reply = { ok: true, data: invocationResultOf(invocation) } as const;

@@ -4,9 +4,11 @@ import type { AnySchema, ErrorObject, ValidateFunction } from '@toolplane/json-s
 import { LruCache } from './lru-cache.js';
 import { defaultSchemaLimits, inspectInputSchema, type SchemaLimits } from './schema-guard.js';
 
-// Argument validation against a descriptor's input schema (ajv 8). Each schema is compiled once per (toolId,
-// toolVersion, definitionHash) and kept in an LRU cache, refusals included, so a bad schema costs one attempt,
-// not one per call. A schema that cannot be used makes its tool unusable (CONFLICT) and never crashes anything.
+// Argument validation against a descriptor's input schema, and result validation against its output schema (ajv 8).
+// Each schema is compiled once per (toolId, toolVersion, definitionHash) and kept in an LRU cache, refusals included,
+// so a bad schema costs one attempt, not one per call. A schema that cannot be used makes its tool unusable
+// (CONFLICT, before the tool runs: an output schema that could not check the result refuses the call too) and never
+// crashes anything.
 
 /** What a descriptor contributes to argument validation. */
 export interface InputSchemaSource {
@@ -14,6 +16,27 @@ export interface InputSchemaSource {
   readonly toolVersion: string;
   readonly definitionHash: string;
   readonly inputSchemaJson: string;
+  /** The JSON Schema its structured results must match, when it declares one (see {@link outputSchemaOf}). */
+  readonly outputSchemaJson?: string | undefined;
+}
+
+/** What a descriptor contributes to result validation. */
+export type OutputSchemaSource = Pick<InputSchemaSource, 'toolId' | 'toolVersion' | 'definitionHash'> & { readonly outputSchemaJson: string };
+
+/** Whether a result's structured content fits the tool's output schema; a miss names its violations (never values). */
+export type OutputCheck =
+  | { readonly valid: true }
+  | {
+      readonly valid: false;
+      /** What is wrong, starting with the first violation: no structured content, a violation, or an unusable schema. */
+      readonly problem: string;
+      readonly violations: readonly SchemaViolation[];
+      readonly omitted: number;
+    };
+
+/** Checks structured results against output schemas: what the SANITIZE stage is given (see the pipeline). */
+export interface OutputValidator {
+  validateOutput(source: OutputSchemaSource, structuredContent: unknown): OutputCheck;
 }
 
 /** One way the arguments miss the schema: where (a JSON Pointer into the arguments), which keyword, what is wanted. */
@@ -35,8 +58,8 @@ export type ArgumentCheck =
       readonly omitted: number;
     };
 
-/** Whether a descriptor's input schema can be used. */
-export type SchemaStatus = { readonly usable: true } | { readonly usable: false; readonly problem: string };
+/** Whether a descriptor's schemas can be used; an unusable one is named (input unless said otherwise). */
+export type SchemaStatus = { readonly usable: true } | { readonly usable: false; readonly problem: string; readonly schema?: 'input' | 'output' };
 
 /** How the validator cache behaves. */
 export interface ArgumentValidatorOptions {
@@ -67,8 +90,8 @@ function violationOf(error: ErrorObject): SchemaViolation {
   return { path: clip(violationPath(error), MAX_PATH_LENGTH), keyword: error.keyword, message: clip(error.message ?? `fails ${error.keyword}`, MAX_MESSAGE_LENGTH) };
 }
 
-/** Validates invocation arguments against descriptor input schemas, compiling each schema once. */
-export class ArgumentValidators {
+/** Validates invocation arguments against descriptor input schemas and results against output schemas, compiling each schema once. */
+export class ArgumentValidators implements OutputValidator {
   readonly #limits: SchemaLimits;
   readonly #maxViolations: number;
   readonly #compilationsPerEngine: number;
@@ -90,25 +113,62 @@ export class ArgumentValidators {
     return this.#cache.size;
   }
 
-  /** Whether the source's schema is usable; compiles it (once) if needed. */
+  /** Whether the source's schemas (input, and output when it declares one) are usable; compiles them (once) if needed. */
   schemaStatus(source: InputSchemaSource): SchemaStatus {
-    const compiled = this.#compiled(source);
-    return compiled.usable ? { usable: true } : { usable: false, problem: compiled.problem };
+    const compiled = this.#compiled(source, 'input', source.inputSchemaJson);
+    if (!compiled.usable) return { usable: false, problem: compiled.problem };
+    if (source.outputSchemaJson === undefined) return { usable: true };
+    const output = this.#compiled(source, 'output', source.outputSchemaJson);
+    return output.usable ? { usable: true } : { usable: false, problem: output.problem, schema: 'output' };
   }
 
-  /** Checks `args` against the source's input schema. Never throws; never echoes argument values. */
+  /**
+   * Checks `args` against the source's input schema, and that its output schema (if any) is usable, so a result that
+   * could not be checked is refused before the tool runs. Never throws; never echoes argument values.
+   */
   validate(source: InputSchemaSource, args: unknown): ArgumentCheck {
-    const compiled = this.#compiled(source);
-    if (!compiled.usable) return this.#unusable(source, compiled.problem);
+    const outcome = this.#run(source, 'input', source.inputSchemaJson, args);
+    if (outcome.kind === 'unusable') return this.#unusable(source, 'input', outcome.problem);
+    if (outcome.kind === 'invalid') {
+      const message = clip(`the arguments do not match the input schema of ${source.toolId}@${source.toolVersion}: ${outcome.summary}`, 4096);
+      return { valid: false, failure: { code: 'INVALID_ARGUMENT', message, retryable: false }, violations: outcome.violations, omitted: outcome.omitted };
+    }
+    if (source.outputSchemaJson !== undefined) {
+      const output = this.#compiled(source, 'output', source.outputSchemaJson);
+      if (!output.usable) return this.#unusable(source, 'output', output.problem);
+    }
+    return { valid: true };
+  }
+
+  /** Checks a result's structured content against the source's output schema. Never throws; never echoes values. */
+  validateOutput(source: OutputSchemaSource, structuredContent: unknown): OutputCheck {
+    if (structuredContent === undefined) return { valid: false, problem: 'it declares an output schema but returned no structured content (a JSON object)', violations: [], omitted: 0 };
+    const outcome = this.#run(source, 'output', source.outputSchemaJson, structuredContent);
+    if (outcome.kind === 'unusable') return { valid: false, problem: `its output schema is unusable (${outcome.problem})`, violations: [], omitted: 0 };
+    if (outcome.kind === 'invalid') return { valid: false, problem: `its structured content does not match its output schema: ${outcome.summary}`, violations: outcome.violations, omitted: outcome.omitted };
+    return { valid: true };
+  }
+
+  #run(
+    source: Pick<InputSchemaSource, 'toolId' | 'toolVersion' | 'definitionHash'>,
+    role: 'input' | 'output',
+    schemaText: string,
+    value: unknown,
+  ):
+    | { readonly kind: 'valid' }
+    | { readonly kind: 'unusable'; readonly problem: string }
+    | { readonly kind: 'invalid'; readonly summary: string; readonly violations: SchemaViolation[]; readonly omitted: number } {
+    const compiled = this.#compiled(source, role, schemaText);
+    if (!compiled.usable) return { kind: 'unusable', problem: compiled.problem };
     let valid: boolean;
     try {
-      valid = compiled.validate(args);
+      valid = compiled.validate(value);
     } catch (error) {
       const problem = error instanceof RangeError ? 'validation exhausted the stack (the schema recurses endlessly)' : 'validating against the schema fails unexpectedly';
-      this.#cache.set(this.#key(source), { usable: false, schemaText: source.inputSchemaJson, problem });
-      return this.#unusable(source, problem);
+      this.#cache.set(this.#key(source, role), { usable: false, schemaText, problem });
+      return { kind: 'unusable', problem };
     }
-    if (valid) return { valid: true };
+    if (valid) return { kind: 'valid' };
     const seen = new Set<string>();
     const violations: SchemaViolation[] = [];
     let total = 0;
@@ -122,28 +182,24 @@ export class ArgumentValidators {
     }
     const shown = violations.slice(0, 5).map((v) => `${v.path} ${v.message}`);
     const more = total - shown.length;
-    const message = clip(
-      `the arguments do not match the input schema of ${source.toolId}@${source.toolVersion}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
-      4096,
-    );
-    return { valid: false, failure: { code: 'INVALID_ARGUMENT', message, retryable: false }, violations, omitted: total - violations.length };
+    return { kind: 'invalid', summary: `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`, violations, omitted: total - violations.length };
   }
 
-  #unusable(source: InputSchemaSource, problem: string): ArgumentCheck {
-    const message = clip(`the tool ${source.toolId}@${source.toolVersion} cannot be called: its input schema is unusable (${problem})`, 4096);
+  #unusable(source: InputSchemaSource, role: 'input' | 'output', problem: string): ArgumentCheck {
+    const message = clip(`the tool ${source.toolId}@${source.toolVersion} cannot be called: its ${role} schema is unusable (${problem})`, 4096);
     return { valid: false, failure: { code: 'CONFLICT', message, retryable: false }, violations: [], omitted: 0 };
   }
 
-  #key(source: InputSchemaSource): string {
-    return `${source.toolId}\u0000${source.toolVersion}\u0000${source.definitionHash}`;
+  #key(source: Pick<InputSchemaSource, 'toolId' | 'toolVersion' | 'definitionHash'>, role: 'input' | 'output'): string {
+    return `${source.toolId}\u0000${source.toolVersion}\u0000${source.definitionHash}${role === 'input' ? '' : '\u0000output'}`;
   }
 
-  #compiled(source: InputSchemaSource): Compiled {
-    const key = this.#key(source);
+  #compiled(source: Pick<InputSchemaSource, 'toolId' | 'toolVersion' | 'definitionHash'>, role: 'input' | 'output', schemaText: string): Compiled {
+    const key = this.#key(source, role);
     const cached = this.#cache.get(key);
     // The text is compared too: a key must never serve a schema other than the one the descriptor holds.
-    if (cached !== undefined && cached.schemaText === source.inputSchemaJson) return cached;
-    const compiled = this.#compile(source.inputSchemaJson);
+    if (cached !== undefined && cached.schemaText === schemaText) return cached;
+    const compiled = this.#compile(schemaText);
     this.#cache.set(key, compiled);
     return compiled;
   }

@@ -193,4 +193,29 @@ describe('ArgumentValidators', () => {
     expect(validators.validate(b, { x: 1 })).toEqual({ valid: true });
     expect(validators.validate(b, { x: 'text' })).toMatchObject({ valid: false });
   });
+
+  it('checks structured results against the output schema, naming violations and never values', () => {
+    const validators = new ArgumentValidators();
+    const output = { ...source({ type: 'object' }), outputSchemaJson: JSON.stringify({ type: 'object', properties: { id: { type: 'integer' } }, required: ['id'], additionalProperties: false }) };
+    expect(validators.validateOutput(output, { id: 7 })).toEqual({ valid: true });
+    const secretLooking = 'sk-live-RESULT-VALUE';
+    const check = validators.validateOutput(output, { id: secretLooking, extra: secretLooking });
+    expect(check).toMatchObject({ valid: false, problem: expect.stringMatching(/^its structured content does not match its output schema: /) as string });
+    if (check.valid) return;
+    expect(check.violations.map((v) => v.path).sort()).toEqual(['/extra', '/id']);
+    expect(JSON.stringify(check)).not.toContain(secretLooking);
+    expect(validators.validateOutput(output, undefined)).toMatchObject({ valid: false, problem: expect.stringContaining('returned no structured content') as string });
+    // Input and output schemas of one tool version are cached apart.
+    expect(validators.validate(output, {})).toEqual({ valid: true });
+    expect(validators.size).toBe(2);
+  });
+
+  it('refuses a call before it runs when the output schema is unusable, and says which schema it is', () => {
+    const validators = new ArgumentValidators();
+    const bad = { ...source({ type: 'object' }), outputSchemaJson: JSON.stringify({ $ref: 'https://evil.example/out.json' }) };
+    expect(validators.validate(bad, {})).toMatchObject({ valid: false, failure: { code: 'CONFLICT', message: expect.stringContaining('its output schema is unusable') as string } });
+    expect(validators.schemaStatus(bad)).toMatchObject({ usable: false, schema: 'output' });
+    expect(validators.validateOutput(bad, {})).toMatchObject({ valid: false, problem: expect.stringContaining('its output schema is unusable') as string });
+    expect(validators.schemaStatus({ ...bad, outputSchemaJson: JSON.stringify({ type: 'object' }) })).toEqual({ usable: true });
+  });
 });

@@ -77,9 +77,12 @@ function newestUsable(descriptors: readonly ToolDescriptor[]): Map<string, ToolD
   return chosen;
 }
 
-function parsedSchema(descriptor: ToolDescriptor): Record<string, unknown> | undefined {
+/** A descriptor's schema (its input schema unless told) as a JSON object; undefined when absent or not an object. */
+function parsedSchema(descriptor: ToolDescriptor, which: 'inputSchemaJson' | 'outputSchemaJson' = 'inputSchemaJson'): Record<string, unknown> | undefined {
+  const json = descriptor[which];
+  if (json === undefined) return undefined;
   try {
-    const value: unknown = JSON.parse(descriptor.inputSchemaJson);
+    const value: unknown = JSON.parse(json);
     if (typeof value !== 'object' || value === null || Array.isArray(value) || jsonProblem(value) !== undefined) return undefined;
     return value as Record<string, unknown>;
   } catch {
@@ -124,10 +127,12 @@ function hiddenBecause(descriptor: ToolDescriptor, input: EffectiveToolsInput, n
   if (restrictions?.excludeApprovalRequired === true && requiresApproval) hide('APPROVAL_REQUIRED_EXCLUDED', `${toolId} needs an approval, and such tools are excluded`);
 
   const status = input.schemaStatus?.(descriptor);
-  if (status !== undefined && !status.usable) hide('SCHEMA_UNUSABLE', `the input schema of ${toolId} is unusable: ${status.problem}`);
+  if (status !== undefined && !status.usable) hide('SCHEMA_UNUSABLE', `the ${status.schema ?? 'input'} schema of ${toolId} is unusable: ${status.problem}`);
   const inputSchema = parsedSchema(descriptor);
   if (inputSchema === undefined && (status === undefined || status.usable)) hide('SCHEMA_UNUSABLE', `the input schema of ${toolId} is not a JSON object`);
   if (reasons.length > 0 || inputSchema === undefined) return { reasons };
+  // What the tool's structured content must be (checked on every result): clients may validate against it too.
+  const outputSchema = parsedSchema(descriptor, 'outputSchemaJson');
   return {
     reasons,
     tool: {
@@ -137,6 +142,7 @@ function hiddenBecause(descriptor: ToolDescriptor, input: EffectiveToolsInput, n
       ...(descriptor.title === undefined ? {} : { title: descriptor.title }),
       description: descriptor.description,
       inputSchema,
+      ...(outputSchema === undefined ? {} : { outputSchema }),
       sideEffectClass: effectiveClass,
       riskClass: descriptor.riskClass,
       requiresApproval,

@@ -32,6 +32,15 @@ describe('effectiveTools', () => {
     expect(set.agentId).toBe('agent-support');
   });
 
+  it('carries a tool’s output schema when its descriptor declares one, and none otherwise', () => {
+    const outputSchema = { type: 'object', properties: { number: { type: 'integer' } }, required: ['number'] };
+    const withOutput = [descriptor({ toolId: 'github.create_issue', sideEffectClass: 'WRITE', riskClass: 'MEDIUM', outputSchemaJson: JSON.stringify(outputSchema) }), ...registered.slice(1)];
+    const set = run({ descriptors: withOutput });
+    expect(EffectiveToolSet.parse(set)).toEqual(set);
+    expect(set.tools.find((t) => t.toolId === 'github.create_issue')?.outputSchema).toEqual(outputSchema);
+    expect(set.tools.find((t) => t.toolId === 'github.list_issues')).not.toHaveProperty('outputSchema');
+  });
+
   it('explains every hidden tool', () => {
     const set = run();
     expect(hiddenCodes(set, 'github.admin')).toEqual(['RISK_ABOVE_AGENT_MAX']);

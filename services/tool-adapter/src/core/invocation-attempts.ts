@@ -184,7 +184,8 @@ export function reconcileInvocation(invocation: ToolInvocation, reconciliation: 
   const { receipt: _receipt, failure: previous, ...rest } = invocation;
   let settled: ToolInvocation;
   if (reconciliation.outcome === 'observed') {
-    const resultJson = canonicalJson({ textContent: `The effect was confirmed on reconciliation by ${reconciliation.operator}: ${reason}`, truncated: false });
+    // Stored as the sanitizer stores results: one text block.
+    const resultJson = canonicalJson({ content: [{ type: 'text', text: `The effect was confirmed on reconciliation by ${reconciliation.operator}: ${reason}` }], truncated: false });
     settled = { ...rest, state: 'Observed', resultJson, resultHash: sha256Hex(resultJson), reconciliation: record, updatedAt: now };
   } else {
     const failure: ToolFailure = {

@@ -23,12 +23,13 @@ import {
   type ToolInvocation,
   type Uuid,
 } from '@toolplane/contracts';
-import type { ArgumentCheck } from './argument-validation.js';
+import type { ArgumentCheck, OutputValidator } from './argument-validation.js';
 import { cancelledByRelease, inactiveMessage, receivedBeforeRelease, releaseRetirement } from './descriptor-inactivity.js';
 import { derivedToolCallId } from './deterministic-ids.js';
 import { executionEnding, type ExecutionResult } from './execution-outcome.js';
 import { appendEvent, invocationEvent, type PipelineEvent } from './invocation-event-log.js';
 import type { CallerIdentity } from './policy-evaluator.js';
+import { outputContractFailure, outputSchemaOf } from './output-contract.js';
 import { UNRESOLVED_TOOL_VERSION, unsignedReceiptOf, type ReceiptSigner } from './receipts.js';
 import { sanitizeFailure, sanitizeResult, storedResultContent, type SanitizedResult } from './result-sanitizer.js';
 
@@ -101,8 +102,11 @@ export type StageOutcome =
   /** The started fact: persisted (and ToolCallStarted published) before the provider is called; `current` as for APPROVAL. */
   | { readonly step: 'START'; readonly current?: ToolDescriptor | undefined }
   | { readonly step: 'EXECUTE'; readonly execution: ExecutionResult }
-  /** The values of the call's leased secrets, to remove from its result; never stored. */
-  | { readonly step: 'SANITIZE'; readonly secrets: readonly string[] }
+  /**
+   * The values of the call's leased secrets, to remove from its result (never stored), and the validator of output
+   * schemas: required when the tool declares one, so no result skips its check.
+   */
+  | { readonly step: 'SANITIZE'; readonly secrets: readonly string[]; readonly outputValidator?: OutputValidator | undefined }
   /** Persist the terminal state and its receipt (the driver has released the sandbox). */
   | { readonly step: 'FINISH' }
   | { readonly step: 'PUBLISH_TERMINAL' }
@@ -526,8 +530,13 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       const ending = executionEnding(execution, effectiveClass);
       let pending: PendingEnding;
       if (ending.state === 'Observed' && execution.result === 'returned') {
+        const contract = outputSchemaOf(state.descriptor);
+        if (contract !== undefined && outcome.outputValidator === undefined) return reject(state, 'the tool declares an output schema; report SANITIZE with an output validator');
         const options = { ...(ctx.maxResultBytes === undefined ? {} : { maxBytes: ctx.maxResultBytes }), ...(execution.inputTruncated === true ? { inputTruncated: true } : {}) };
-        pending = { state: 'Observed', result: sanitizeResult(execution.output, outcome.secrets, options) };
+        const result = sanitizeResult(execution.output, outcome.secrets, options);
+        // A result that breaks the tool's declared output schema ends the call Failed (see output-contract.ts).
+        const broken = contract === undefined || outcome.outputValidator === undefined ? undefined : outputContractFailure(contract, result, outcome.outputValidator);
+        pending = broken === undefined ? { state: 'Observed', result } : { state: 'Failed', failure: broken };
       } else if (ending.state === 'Observed') {
         return reject(state, 'an execution without a result cannot be observed');
       } else {

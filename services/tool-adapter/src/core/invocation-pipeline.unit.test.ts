@@ -401,6 +401,91 @@ describe('the invocation pipeline', () => {
   });
 });
 
+describe("a tool's output schema", () => {
+  const weather = JSON.stringify({
+    type: 'object',
+    properties: { temperature: { type: 'number' }, conditions: { type: 'string' } },
+    required: ['temperature', 'conditions'],
+  });
+  /** The gated (DESTRUCTIVE) tool declaring an output schema: when its result breaks it, the effect has happened. */
+  const typedTool: ToolDescriptor = { ...gatedTool, outputSchemaJson: weather };
+
+  /** The typed tool's call, run up to SANITIZE with `output` as what the provider returned. */
+  function returned(output: { content?: unknown; structuredContent?: unknown }, tool: ToolDescriptor = typedTool): PipelineState {
+    const start = received(tool);
+    const decision = decisionFor(start.state, tool);
+    let state = start.state;
+    while (state.step !== 'SANITIZE') {
+      const outcome: StageOutcome =
+        state.step === 'TOOL_RESOLUTION'
+          ? { step: 'TOOL_RESOLUTION', descriptor: tool }
+          : state.step === 'EXECUTE'
+            ? { step: 'EXECUTE', execution: { result: 'returned', output } }
+            : (outcomeFor(state.step, state, decision) as StageOutcome);
+      state = must(advancePipeline(state, outcome, ctx(later(10)))).state;
+    }
+    return state;
+  }
+
+  function finished(state: PipelineState, maxResultBytes?: number): ToolInvocation {
+    const context = { ...ctx(later(20)), ...(maxResultBytes === undefined ? {} : { maxResultBytes }) };
+    const sanitized = must(advancePipeline(state, { step: 'SANITIZE', secrets: [secret], outputValidator: new ArgumentValidators() }, context)).state;
+    return must(advancePipeline(sanitized, { step: 'FINISH' }, ctx(later(30)))).state.invocation;
+  }
+
+  it('passes a result whose structured content matches it', () => {
+    const invocation = finished(returned({ content: [{ type: 'text', text: 'sunny' }], structuredContent: { temperature: 21.5, conditions: 'sunny' } }));
+    expect(invocation.state).toBe('Observed');
+    expect(invocationResultOf(invocation)).toMatchObject({ status: 'SUCCESS', structuredContent: { temperature: 21.5, conditions: 'sunny' }, content: [{ type: 'text', text: 'sunny' }] });
+  });
+
+  it('ends a call whose structured content breaks it Failed with CONFLICT, naming the first violation, its effect said to have happened', () => {
+    const invocation = finished(returned({ content: [{ type: 'text', text: 'hot' }], structuredContent: { temperature: 'hot', conditions: 'sunny' } }));
+    expect(invocation).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT', retryable: false, providerErrorType: 'OutputSchemaViolation' } });
+    expect(invocation.failure?.message).toBe(
+      "github.create_issue@1.0.0 ran, but its structured content does not match its output schema: /temperature must be number. The result is withheld; the tool's effect, if any, has happened: do not retry blindly",
+    );
+    expect(invocation.resultJson).toBeUndefined();
+    // The receipt records the failure, signed; the reply carries no content.
+    expect(invocation.receipt).toMatchObject({ state: 'Failed', failure: invocation.failure });
+    expect(verifyReceipt(invocation.receipt, publicKeys).valid).toBe(true);
+    const result = InvocationResult.parse(invocationResultOf(invocation));
+    expect(result).toMatchObject({ status: 'FAILED', truncated: false });
+    expect(result.content).toBeUndefined();
+    expect(JSON.stringify(result)).not.toContain('hot');
+  });
+
+  it('ends a call that returned no structured content Failed the same way', () => {
+    const invocation = finished(returned({ content: [{ type: 'text', text: '{"temperature":21}' }] }));
+    expect(invocation).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT', providerErrorType: 'OutputSchemaViolation' } });
+    expect(invocation.failure?.message).toContain('ran, but it declares an output schema but returned no structured content');
+    const notAnObject = finished(returned({ structuredContent: [21, 'sunny'] }));
+    expect(notAnObject).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT' } });
+  });
+
+  it('checks the content before the size bound: a valid result cut to the bound is not the tool’s fault', () => {
+    const conditions = 'x'.repeat(5000);
+    const invocation = finished(returned({ content: [{ type: 'text', text: 'long' }], structuredContent: { temperature: 1, conditions } }), 1000);
+    expect(invocation.state).toBe('Observed');
+    expect(invocationResultOf(invocation)).toMatchObject({ status: 'SUCCESS', truncated: true });
+    expect(invocationResultOf(invocation).structuredContent).toBeUndefined();
+  });
+
+  it('checks the content a caller would get: leased secrets are removed first', () => {
+    const tool = { ...typedTool, outputSchemaJson: JSON.stringify({ type: 'object', properties: { token: { type: 'string', pattern: '^xoxb-' } }, required: ['token'] }) };
+    const invocation = finished(returned({ structuredContent: { token: secret } }, tool));
+    expect(invocation).toMatchObject({ state: 'Failed', failure: { code: 'CONFLICT' } });
+    expect(invocation.failure?.message).toContain('/token must match pattern');
+    expect(invocation.failure?.message).not.toContain(secret);
+  });
+
+  it('refuses a SANITIZE outcome without the validator when the tool declares an output schema, and needs none otherwise', () => {
+    const state = returned({ structuredContent: { temperature: 1, conditions: 'ok' } });
+    expect(advancePipeline(state, { step: 'SANITIZE', secrets: [] }, ctx(later(20)))).toMatchObject({ accepted: false, problem: expect.stringContaining('output validator') as string });
+    expect(must(advancePipeline(returned({ structuredContent: { anything: true } }, gatedTool), { step: 'SANITIZE', secrets: [] }, ctx(later(20)))).state.ending?.state).toBe('Observed');
+  });
+});
+
 describe('a release deprecated or revoked while a call is in flight', () => {
   const retiredBy = (inFlight: 'FINISH' | 'CANCEL_PENDING', reason: 'ReleaseDeprecated' | 'ReleaseRevoked' = 'ReleaseRevoked'): ToolDescriptor => ({ ...gatedTool, releaseId: 'r1', active: false, inactiveReason: reason, inFlight });
 

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import type { Caller } from './authenticate.js';
+import { ToolNames } from './tool-names.js';
+
+const caller = (token: string, workspace = 'main'): Caller =>
+  ({ token, scope: { tenant: 'acme', workspace }, claims: { agentId: 'agent-1', principal: 'user:a' } }) as unknown as Caller;
+
+describe('the names a caller was listed', () => {
+  it('finds a listed name’s tool id for that caller only, until a change of its scope or a minute passes', () => {
+    let now = 0;
+    const names = new ToolNames(() => now);
+    const alice = caller('token-a');
+    names.remember(alice, [{ name: 'everything__echo', toolId: 'everything.echo' }]);
+    names.remember(caller('token-b', 'other'), [{ name: 'everything__echo', toolId: 'everything.echo' }]);
+    expect(names.toolIdOf(alice, 'everything__echo')).toBe('everything.echo');
+    expect(names.toolIdOf(alice, 'unknown')).toBeUndefined();
+    expect(names.toolIdOf(caller('token-c'), 'everything__echo')).toBeUndefined();
+
+    names.changed({ tenant: 'acme', workspace: 'main' });
+    expect(names.toolIdOf(alice, 'everything__echo')).toBeUndefined();
+    expect(names.toolIdOf(caller('token-b', 'other'), 'everything__echo')).toBe('everything.echo');
+
+    names.changed({ tenant: 'acme', workspace: undefined });
+    expect(names.size).toBe(0);
+
+    names.remember(alice, [{ name: 'everything__echo', toolId: 'everything.echo' }]);
+    now += 60_001;
+    expect(names.toolIdOf(alice, 'everything__echo')).toBeUndefined();
+  });
+});
