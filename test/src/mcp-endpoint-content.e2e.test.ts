@@ -1,11 +1,9 @@
 // Every kind of MCP result through the governed endpoint, at both protocol revisions it serves at one URL: a 1.x SDK
 // client at 2025-11-25 and the SDK v2 client negotiating 2026-07-28 call tools of server-everything (an image,
-// resource links, structured content with an output schema), a fixture that puts a leased credential inside an
-// embedded text resource, and one whose result is over Toolplane's bound. The pipeline services and the endpoint run
-// as processes over a private NATS and FerretDB.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+// resource links, structured content with an output schema) and a fixture whose result is over Toolplane's bound.
+// The pipeline services and the endpoint run as processes over a private NATS and FerretDB. (A leased credential
+// inside an embedded text resource is stripped: services/tool-adapter/test/credential-leasing.int.test.ts, since the
+// registry cannot yet discover a server that needs a credential to start.)
 /* eslint-disable no-restricted-imports -- clients of the endpoint as any client is: the SDK v2's own Client at 2026-07-28 and the 1.x SDK's at 2025-11-25 */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,16 +19,12 @@ import { startHttpProcess, type HttpProcess } from './http-process.js';
 const infra = testScope('mcp_content');
 let platform: Platform;
 let endpoint: HttpProcess;
-let scratch: string;
-/** The credential the vault fixture is given through a connection: it must never come back out. */
-const secret = `sk-content-${Math.random().toString(36).slice(2)}-canary`;
 
 const read = ['--effect', 'read', '--risk', 'low', '--idempotency', 'natural'];
 const toolIds = [
   'everything.get-tiny-image',
   'everything.get-resource-links',
   'everything.get-structured-content',
-  'vault.reveal_env_resource',
   'hostile.big_result',
 ] as const;
 
@@ -76,19 +70,11 @@ async function modernClient(): Promise<EndpointClient> {
 
 beforeAll(async () => {
   platform = await startPlatform(infra, 'mcpcontent');
-  scratch = await mkdtemp(path.join(tmpdir(), 'mcp-content-'));
-  const secretFile = path.join(scratch, 'echo-token');
-  await writeFile(secretFile, secret);
-  await platform.toolplaneJson('connections', 'create', '--name', 'echo-token', '--kind', 'bearer', '--allow', 'vault.reveal_env_resource', '--secret-file', secretFile);
   const node = process.execPath;
   await registerServer(platform, 'everything', [node, realServerPath('everything'), 'stdio'], {}, [
     { tool: 'get-tiny-image', flags: read },
     { tool: 'get-resource-links', flags: read },
     { tool: 'get-structured-content', flags: read },
-  ]);
-  await registerServer(platform, 'vault', [node, fixtureServerPath(FixtureServer.secretEcho)], { COUNT_FILE: platform.countFile('vault') }, [{ tool: 'reveal_env_resource', flags: read }], [
-    '--env-connection',
-    'ECHO_TOKEN=echo-token',
   ]);
   await registerServer(platform, 'hostile', [node, fixtureServerPath(FixtureServer.hostile)], {}, [{ tool: 'big_result', flags: read }]);
   await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: [...toolIds], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
@@ -101,7 +87,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (endpoint !== undefined && endpoint.service.child.exitCode === null) endpoint.service.child.kill('SIGTERM');
   await platform?.stop();
-  if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
 });
 
 const revisions = [
@@ -148,20 +133,9 @@ describe.each(revisions)('results through the endpoint at $revision', ({ revisio
     }
   });
 
-  it('strips a leased credential from an embedded text resource, and bounds an oversize result with a typed, visible cut', { timeout: 90_000 }, async () => {
+  it('bounds an oversize result with a typed, visible cut', { timeout: 90_000 }, async () => {
     const client = await connect();
     try {
-      const revealed = await client.callTool('vault__reveal_env_resource', { name: 'ECHO_TOKEN' });
-      expect(revealed.isError ?? false).toBe(false);
-      const serialized = JSON.stringify(revealed);
-      expect(serialized).not.toContain(secret);
-      expect(serialized).not.toContain(Buffer.from(secret, 'utf8').toString('base64'));
-      const resource = revealed.content.find((block) => block.type === 'resource')?.['resource'] as { uri: string; text: string } | undefined;
-      expect(resource?.uri).toBe('env://ECHO_TOKEN');
-      expect(resource?.text).toContain('[REDACTED]');
-      // The credential reached the server (its length is no secret): it was leased, then taken out of the result.
-      expect(serialized).toContain(`length=${secret.length}`);
-
       const big = await client.callTool('hostile__big_result', { bytes: 600_000 });
       expect(big.isError ?? false).toBe(false);
       expect(big._meta?.['dev.toolplane/truncated']).toBe(true);

@@ -254,6 +254,26 @@ describe('credential leasing', () => {
     expect(await executions(scope)).toBe(1);
   });
 
+  it('scrubs a leased secret from an embedded text resource of the result, keeping the block and its URI', { timeout: 60_000 }, async () => {
+    const scope = await freshScope();
+    const secret = canary();
+    await bindTool(scope, 'vault.resource', 'reveal_env_resource', ['echo-token']);
+    await secrets(scope, 'createConnection', { name: 'echo-token', allowedTools: ['vault.resource'], credential: { kind: 'bearer', token: secret } });
+    const reply = await invoke(scope, 'vault.resource', { name: 'ECHO_TOKEN' }, 'resource-1');
+    expect(reply.ok).toBe(true);
+    if (!reply.ok) return;
+    expect(reply.data.status).toBe('SUCCESS');
+    const resource = reply.data.content?.find((block) => block.type === 'resource');
+    expect(resource).toMatchObject({ type: 'resource', resource: { uri: 'env://ECHO_TOKEN', mimeType: 'text/plain' } });
+    const text = resource?.type === 'resource' && 'text' in resource.resource ? resource.resource.text : '';
+    expect(text).toContain('value=[REDACTED]');
+    // The tool was given the secret (its length, no secret, comes back intact), and it left the result in no form.
+    expect(text).toContain(`length=${secret.length}`);
+    const document = await stored(scope, 'resource-1');
+    const everything = [JSON.stringify(reply), JSON.stringify(document)].join('\n');
+    for (const form of forms(secret)) expect(everything).not.toContain(form);
+  });
+
   it('scrubs a leased secret from a failure the tool reports, in the reply, the ToolCallFailed event and the document', { timeout: 60_000 }, async () => {
     const scope = await freshScope();
     const secret = canary();
