@@ -41,8 +41,8 @@
 // duplicated = executions in the tool's count file beyond one per key (each path's keys have a prefix of their own);
 // halfLoad: its rate and the path it is half of (`halfOf`), the open loops' p50/p99 and CPU, and `addedP50Ms`
 // `{ legacy, modern }`, each endpoint path's p50 over the NATS path, with `target` (≤ 1 ms) met or missed per era.
+/* eslint-disable no-restricted-imports -- the benchmark is an MCP client of the endpoint and of the tool, as any client is: the SDK's own Clients (v2 and 1.x) */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-/* eslint-disable no-restricted-imports -- the benchmark is an MCP client of the endpoint and of the tool, as any client is: the SDK's own Client */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 /* eslint-enable no-restricted-imports */
