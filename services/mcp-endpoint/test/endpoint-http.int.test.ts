@@ -221,6 +221,37 @@ describe('the endpoint over HTTP', () => {
   });
 });
 
+describe('malformed and hostile MCP messages at either era', () => {
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const modernHeaders = (method: string) => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': method });
+
+  it('answers each with a JSON-RPC error and a 4xx, never a 5xx, and publishes nothing for any of them', async () => {
+    const auth = { authorization: `Bearer ${await token()}` };
+    await observer.connection.flush();
+    const before = seen.length;
+    const cases: { body: unknown; headers?: Record<string, string>; code: number }[] = [
+      // Not a JSON-RPC message at all.
+      { body: 42, code: -32600 },
+      { body: [], code: -32600 },
+      // A 2026-07-28 request whose envelope lacks its capabilities, or whose headers disagree with its body.
+      { body: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }, headers: modernHeaders('server/discover'), code: -32602 },
+      { body: { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } }, headers: modernHeaders('server/discover'), code: -32020 },
+      // A revision nobody speaks.
+      { body: { jsonrpc: '2.0', id: 3, method: 'server/discover', params: { _meta: { ...envelope, 'io.modelcontextprotocol/protocolVersion': '1999-01-01' } } }, headers: { 'mcp-protocol-version': '1999-01-01', 'mcp-method': 'server/discover' }, code: -32022 },
+      // A method this endpoint does not serve, at 2026-07-28 (404) and in a 2025-era request.
+      { body: { jsonrpc: '2.0', id: 4, method: 'sampling/createMessage', params: { _meta: envelope } }, headers: modernHeaders('sampling/createMessage'), code: -32601 },
+    ];
+    for (const { body, headers, code } of cases) {
+      const res = await post(body, { ...auth, ...headers });
+      const text = await res.text();
+      expect({ body, status: res.status < 500 && res.status >= 400 }).toEqual({ body, status: true });
+      expect({ body, code: (JSON.parse(text) as { error?: { code?: number } }).error?.code }).toEqual({ body, code });
+    }
+    await observer.connection.flush();
+    expect(seen.slice(before)).toEqual([]);
+  });
+});
+
 describe('the per-token rate limit', () => {
   it('answers 429 with Retry-After past the limit, publishing nothing, and admits the token again later', { timeout: 30_000 }, async () => {
     const limited = await startMcpEndpoint({
