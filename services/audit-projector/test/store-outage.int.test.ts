@@ -73,8 +73,15 @@ describe('the projector while MongoDB is away', () => {
     await ferret.restart();
     expect((await recorded(during)).attemptCount).toBe(1);
 
-    const progress = await consumerProgress(client, streams.events.name, scope.consumer);
-    expect(progress).toMatchObject({ pending: 0, ackPending: 0 });
+    // The record is visible before the projector's acknowledgement reaches the server: wait for the acks, not a moment.
+    await eventually(
+      'every event acknowledged',
+      async () => {
+        const progress = await consumerProgress(client, streams.events.name, scope.consumer);
+        return progress.pending === 0 && progress.ackPending === 0 ? progress : undefined;
+      },
+      30_000,
+    );
     expect(deadLetters.letters).toEqual([]);
   });
 });
