@@ -176,7 +176,7 @@ export function endpointRoutes(options: EndpointRoutesOptions): EndpointRoutes {
   // A 2026-07-28 client's `subscriptions/listen`: the same streams as GET, the SDK's listen protocol on the wire.
   const serveListen = async (post: McpPost) => {
     if (!streamRoom(post.res)) return;
-    metrics.request('other', 'ok');
+    metrics.request('subscriptions/listen', 'ok');
     keep(post.caller, await options.protocol.openListen(post));
   };
 

@@ -15,7 +15,6 @@ import {
   InMemoryServerEventBus,
   ProtocolError,
   ProtocolErrorCode,
-  SUPPORTED_PROTOCOL_VERSIONS,
   Server,
   WebStandardStreamableHTTPServerTransport,
   createMcpHandler,
@@ -39,9 +38,6 @@ import { inToolCallSpan } from './call-tracing.js';
 import { outcomeOfResponse, rpcMessagesOf, type RequestOutcome } from '../core/request-outcome.js';
 import type { EndpointMetrics } from './endpoint-metrics.js';
 import type { McpListKind } from '../core/tool-set-digest.js';
-
-/** The protocol versions the endpoint speaks (the SDK's: 2026-07-28 and every 2025-era revision). */
-export const supportedProtocolVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
 
 /** What the endpoint tells clients about itself (initialize, `server/discover`, every modern result's `_meta`). */
 export interface EndpointIdentity {

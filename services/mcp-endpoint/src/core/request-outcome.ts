@@ -6,11 +6,14 @@ import { ErrorCode, mcpMetaKeys, type ErrorCode as TaxonomyCode } from '@toolpla
 /** The methods counted by name; any other (a client's typo, a method this endpoint does not serve) is `other`. */
 export const mcpMethodLabels = [
   'initialize',
+  'server/discover',
+  'subscriptions/listen',
   'ping',
   'tools/list',
   'tools/call',
   'resources/list',
   'resources/read',
+  'resources/templates/list',
   'prompts/list',
   'prompts/get',
   'notifications/initialized',
@@ -50,6 +53,10 @@ const outcomeOfRpcCode: Readonly<Record<number, TaxonomyCode>> = {
   [-32600]: 'INVALID_ARGUMENT',
   [-32601]: 'INVALID_ARGUMENT',
   [-32602]: 'INVALID_ARGUMENT',
+  // 2026-07-28: headers that disagree with the body, a client capability not declared, a revision not served.
+  [-32020]: 'INVALID_ARGUMENT',
+  [-32021]: 'INVALID_ARGUMENT',
+  [-32022]: 'INVALID_ARGUMENT',
   [-32001]: 'TIMEOUT',
 };
 

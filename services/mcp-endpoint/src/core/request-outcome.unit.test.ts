@@ -7,6 +7,8 @@ describe('labelling JSON-RPC messages for the request counter', () => {
     expect(methodLabel('tools/call')).toBe('tools/call');
     expect(methodLabel('notifications/initialized')).toBe('notifications/initialized');
     expect(methodLabel('resources/read')).toBe('resources/read');
+    expect(methodLabel('server/discover')).toBe('server/discover');
+    expect(methodLabel('subscriptions/listen')).toBe('subscriptions/listen');
     expect(methodLabel('completion/complete')).toBe('other');
     expect(methodLabel('tools/call\u0000x')).toBe('other');
     expect(methodLabel(42)).toBe('other');
@@ -27,6 +29,10 @@ describe('labelling JSON-RPC messages for the request counter', () => {
     ]);
     expect(notifications).toEqual(['notifications/cancelled']);
     expect([...rpcMessagesOf({ jsonrpc: '2.0', id: 0, method: 'ping' }).requests]).toEqual([[0, 'ping']]);
+  });
+
+  it('counts 2026-07-28’s header, capability and revision refusals as INVALID_ARGUMENT', () => {
+    for (const code of [-32020, -32021, -32022]) expect(outcomeOfResponse({ jsonrpc: '2.0', id: 1, error: { code, message: 'refused' } })).toEqual({ id: 1, outcome: 'INVALID_ARGUMENT' });
   });
 
   it('takes a response’s outcome from its result, its tool error’s code, or its JSON-RPC error', () => {
