@@ -177,23 +177,40 @@ export interface PrivateNats {
   readonly stop: () => Promise<void>;
 }
 
-/** Starts a nats-server of its own with JetStream on free loopback ports, its data under `dir` (the services' stream and consumer names are fixed: see above). */
+/**
+ * Starts a nats-server of its own with JetStream on free loopback ports, its data under `dir` (the services' stream and
+ * consumer names are fixed: see above). A free port can be taken by another process between being found and being
+ * bound, so a server that exits at start is started again on fresh ports, twice at most; the last failure names the
+ * exit and what the server printed.
+ */
 export async function startPrivateNats(dir: string): Promise<PrivateNats> {
   const binary = path.join(repoRoot, '.local/bin/nats-server');
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run \`npm run infra:install\``);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNatsOnce(binary, dir);
+    } catch (error) {
+      if (!(error instanceof NatsExitedAtStart) || attempt === 3) throw error;
+    }
+  }
+}
+
+class NatsExitedAtStart extends Error {}
+
+async function startNatsOnce(binary: string, dir: string): Promise<PrivateNats> {
   const [port, monitorPort] = [await freePort(), await freePort()];
   const child = spawn(binary, ['--jetstream', '--store_dir', path.join(dir, 'nats'), '--addr', '127.0.0.1', '--port', String(port), '--http_port', String(monitorPort), '--server_name', `e2e-${port}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  let gone = false;
-  void exited.then(() => (gone = true));
+  // 'close' comes after the process's stderr is drained ('exit' can come before it), so a failure names what it printed.
+  let ending: string | undefined;
+  const exited = new Promise<void>((resolve) => child.on('close', (code, signal) => ((ending = signal ?? `code ${code}`), resolve())));
   await waitFor(
     'the private nats-server',
     async () => {
-      if (gone) throw new Error(`nats-server exited at start:\n${stderr}`);
+      if (ending !== undefined) throw new NatsExitedAtStart(`nats-server exited at start (${ending}) on ports ${port}/${monitorPort}:\n${stderr}`);
       try {
         return (await fetch(`http://127.0.0.1:${monitorPort}/healthz?js-enabled-only=true`)).status === 200;
       } catch {
@@ -206,7 +223,7 @@ export async function startPrivateNats(dir: string): Promise<PrivateNats> {
     url: `nats://127.0.0.1:${port}`,
     child,
     stop: async () => {
-      if (!gone) child.kill('SIGTERM');
+      if (ending === undefined) child.kill('SIGTERM');
       await exited;
     },
   };
