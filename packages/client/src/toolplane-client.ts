@@ -30,6 +30,9 @@ import { defaultInboxPrefix } from './inbox-prefix.js';
 import { boundedTimeoutMs, prepareInvocation, type InvokeOptions } from './invocation-request.js';
 import { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
 
+/** Why what a call started stops: it has its answer (one reason for all, which abortError passes on as it is: no DOMException and no error is built per call). */
+const callSettled = new ToolplaneError('CANCELLED', 'the call has its answer');
+
 /** The agent's signed context token, or a function that returns a current one (called for every request). */
 export type ContextTokenSource = string | (() => Promise<string> | string);
 
@@ -300,7 +303,7 @@ class Client implements ToolplaneClient {
       timer = setTimeout(() => lost('no_reply_yet'), recoverAfterMs);
       return await raceAbort(Promise.race([reply, recovery]), options.signal, what);
     } finally {
-      settled.abort();
+      settled.abort(callSettled);
       clearTimeout(timer);
       this.#reconnectListeners.delete(onReconnect);
       subscription?.unsubscribe();

@@ -40,7 +40,8 @@
 // the client negotiated; lost = governed calls without a success that have no outcome by lookup after the drain;
 // duplicated = executions in the tool's count file beyond one per key (each path's keys have a prefix of their own);
 // halfLoad: its rate and the path it is half of (`halfOf`), the open loops' p50/p99 and CPU, and `addedP50Ms`
-// `{ legacy, modern }`, each endpoint path's p50 over the NATS path, with `target` (≤ 1 ms) met or missed per era.
+// `{ legacy, modern }`, each endpoint path's p50 over the NATS path, with `target` (≤ 1 ms) met or missed per era;
+// `addedOverMcpHopP50Ms`, the same less the direct path's p50 (one plain MCP exchange over HTTP on this machine).
 /* eslint-disable no-restricted-imports -- the benchmark is an MCP client of the endpoint and of the tool, as any client is: the SDK's own Clients (v2 and 1.x) */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -420,6 +421,9 @@ try {
       governedMcpModern: open('governedMcpModern'),
       addedP50Ms,
       natsOverDirectP50Ms: round(half.governedNats.result.p50 - half.direct.result.p50),
+      // The direct path is one MCP exchange over HTTP (an SDK client, an SDK server, a trivial tool): what any MCP
+      // hop costs on this machine. What the endpoint adds beyond that is its own work (token, names, governance).
+      addedOverMcpHopP50Ms: perEra((era) => round(addedP50Ms[era] - half.direct.result.p50)),
       target: { addedP50Ms: targetAddedP50Ms, ...perEra((era) => ({ met: addedP50Ms[era] <= targetAddedP50Ms, byMs: round(targetAddedP50Ms - addedP50Ms[era]) })) },
     },
     rateLimit,

@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import {
   InMemoryServerEventBus,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -231,6 +232,19 @@ function answersOf(text: string): unknown[] {
   }
 }
 
+/**
+ * Whether a body is one request (not `initialize`) whose `_meta` carries the 2026-07-28 envelope's protocol-version
+ * claim: such a request is never legacy, whatever else it holds (the modern path answers, and refuses, it). The
+ * SDK's classifier says the same after a full schema pass; this check spares that pass on the common request.
+ */
+function claimsModernEnvelope(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { method, params } = body as { method?: unknown; params?: unknown };
+  if (typeof method !== 'string' || method === 'initialize' || typeof params !== 'object' || params === null) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta;
+}
+
 /** Whether a body is one `subscriptions/listen` request (a modern client's stream for list changes). */
 export function isListen(body: unknown): boolean {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'subscriptions/listen';
@@ -306,7 +320,7 @@ export function mcpProtocol(deps: McpProtocolDeps): McpProtocol {
     const gone = goneSignal(post.res);
     // One web-standard request serves the era's classification (from the parsed body: nothing is read again) and the answer.
     const request = webRequest(post, gone);
-    const modernEra = !(await isLegacyRequest(request, post.body));
+    const modernEra = claimsModernEnvelope(post.body) || !(await isLegacyRequest(request, post.body));
     // At 2026-07-28 there is no session: nothing tells a retried request from a new one with the same id, so each
     // request is its own scope of derived keys (a client that retries names its key in `_meta`).
     const session = modernEra ? `request-${randomUUID()}` : post.session;

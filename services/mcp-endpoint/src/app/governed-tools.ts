@@ -1,5 +1,5 @@
 import type { ToolplaneClient } from '@toolplane/client';
-import { McpCallRequestMeta, hasErrorCode, isFlowToolId, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
+import { McpCallRequestMeta, ToolplaneError, hasErrorCode, isFlowToolId, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
 import { mcpCallKey } from '../core/call-key.js';
 import { resultOfFailure, resultOfInvocation, resultOfPendingApproval, type McpCallToolResult } from '../core/call-result.js';
 import { toMcpPrompt, toMcpResource } from '../core/read-mapping.js';
@@ -47,6 +47,9 @@ export interface GovernedToolsOptions {
   /** What each caller was last listed, to find a listed name's tool id. */
   readonly names: ToolNames;
 }
+
+/** Why a call's probe stops: it has its answer (one reason for all, which abortError passes on as it is: no DOMException and no error is built per call). */
+const callSettled = new ToolplaneError('CANCELLED', 'the call has its answer');
 
 /** The delays between approval probes: starting at the probe delay, doubling up to two seconds. */
 function probeDelays(firstMs: number): () => number {
@@ -155,7 +158,7 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
         if (hasErrorCode(error)) return resultOfFailure({ code: error.code, message: error.message, retryable: error.retryable, details: (error as { details?: Record<string, unknown> }).details }, key);
         throw error;
       } finally {
-        settled.abort();
+        settled.abort(callSettled);
       }
     },
   };
