@@ -197,6 +197,12 @@ const tools = {
     inputSchema: noArguments,
     call: (_args, extra) => elicit(extra, 'Please select options from the enum fields', enumsForm),
   },
+  test_custom_header: {
+    description:
+      'Echoes its region, which its schema marks x-mcp-header: a 2026-07-28 client mirrors it into the Mcp-Param-Region header, and the server refuses a call whose header disagrees with it (SEP-2243).',
+    inputSchema: { type: 'object', properties: { region: { type: 'string', description: 'The region to echo', 'x-mcp-header': 'Region' } }, required: ['region'] },
+    call: (args) => ({ content: [text(`Region: ${args.region}`)] }),
+  },
   json_schema_2020_12_tool: {
     description:
       'Its input schema uses JSON Schema 2020-12 ($schema, $defs with an $anchor, additionalProperties, allOf/anyOf, if/then/else), which must reach the client as written (SEP-1613, SEP-2106).',
@@ -271,6 +277,11 @@ const prompts = {
   },
 };
 
+/** The values each prompt argument is completed from (completion/complete). */
+const completions = {
+  test_prompt_with_arguments: { arg1: ['test-value-1', 'test-value-2', 'other-value'], arg2: ['second-value'] },
+};
+
 function createServer() {
   const server = new Server(
     { name: 'conformance-fixture', version: '1.0.0' },
@@ -320,8 +331,13 @@ function createServer() {
     return { description: prompt.description, messages: prompt.messages(args) };
   });
 
-  // Completion values are the suite's to check only in shape; none are offered.
-  server.setRequestHandler(CompleteRequestSchema, () => ({ completion: { values: [], total: 0, hasMore: false } }));
+  // The values of a prompt argument that start with what was typed (the suite checks only their shape).
+  server.setRequestHandler(CompleteRequestSchema, (request) => {
+    const { ref, argument } = request.params;
+    const known = ref.type === 'ref/prompt' ? (completions[ref.name]?.[argument.name] ?? []) : [];
+    const values = known.filter((value) => value.startsWith(argument.value));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
   return server;
 }
 

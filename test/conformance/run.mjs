@@ -44,10 +44,12 @@ const fixtureTools = [
   'test_elicitation',
   'test_elicitation_sep1034_defaults',
   'test_elicitation_sep1330_enums',
+  'test_custom_header',
   'json_schema_2020_12_tool',
 ];
-/** The fixture's fixed resources and its prompts, as the scenarios read and fetch them (fixture-server.mjs). */
+/** The fixture's fixed resources, resource templates and prompts, as the scenarios read and fetch them (fixture-server.mjs). */
 const fixtureResources = ['test://static-text', 'test://static-binary', 'test://watched-resource'];
+const fixtureResourceTemplates = ['test://template/{id}/data'];
 const fixturePrompts = ['test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image'];
 /**
  * The protocol revisions a run checks, each with exactly the server scenarios that revision requires
@@ -166,7 +168,7 @@ function devToken(localDir, kind) {
 
 /**
  * `npm start`'s platform (infra/local/up.mjs) on free ports with its data in `localDir`, the fixture registered,
- * discovered and each of its tools, fixed resources and prompts bound (READ, LOW risk: the fixture changes nothing),
+ * discovered and each of its tools, fixed resources, resource template and prompts bound (READ, LOW risk: the fixture changes nothing),
  * and a development agent token.
  */
 async function startToolplane(localDir, proxyOrigin) {
@@ -218,11 +220,16 @@ async function startToolplane(localDir, proxyOrigin) {
       const bound = await toolplane(platform, 'resources', 'bind', serverId, uri, '--knowledge-source', 'conformance-fixture', '--classification', 'internal', '--risk', 'low');
       if (!bound.descriptor.active) throw new Error(`the resource ${uri} was bound inactive`);
     }
+    for (const uriTemplate of fixtureResourceTemplates) {
+      const bound = await toolplane(platform, 'resources', 'bind', serverId, '--template', uriTemplate, '--knowledge-source', 'conformance-fixture', '--classification', 'internal', '--risk', 'low');
+      if (!bound.descriptor.active) throw new Error(`the resource template ${uriTemplate} was bound inactive`);
+    }
     for (const prompt of fixturePrompts) {
       const bound = await toolplane(platform, 'prompts', 'bind', serverId, prompt, '--target', `skill:${prompt}`, '--risk', 'low');
       if (!bound.descriptor.active) throw new Error(`the prompt ${prompt} was bound inactive`);
     }
-    say(`fixture registered (${serverId}); ${fixtureTools.length} tools, ${fixtureResources.length} resources and ${fixturePrompts.length} prompts bound`);
+    const bound = `${fixtureTools.length} tools, ${fixtureResources.length} resources, ${fixtureResourceTemplates.length} resource template and ${fixturePrompts.length} prompts`;
+    say(`fixture registered (${serverId}); ${bound} bound`);
     // The development agent (dev-agent of dev/main, which may call every bound tool up to HIGH risk) at its workspace's endpoint.
     return { url: endpointUrl, token: devToken(localDir, 'agent-token'), server: 'conformance', stop };
   } catch (error) {

@@ -5,12 +5,14 @@
 // - the scenarios know the fixture's tools and prompts by their bare names, while the endpoint names them per workspace
 //   so that names of two servers never collide: a tool by its model-safe name (`conformance__test_simple_text`), a
 //   prompt by its governed id (`conformance.test_simple_prompt`). So the proxy qualifies the name of a `tools/call` or
-//   `prompts/get` request (and its `Mcp-Name` header, which at 2026-07-28 must repeat it), and takes the
+//   `prompts/get` request (and its `Mcp-Name` header, which at 2026-07-28 must repeat it) and the prompt a
+//   `completion/complete` refers to, and takes the
 //   `conformance__` prefix off the tool names of a tools/list answer, so a scenario that looks a tool up by its bare
 //   name finds it. (Resources need nothing: the endpoint reads a bound resource by the server's own URI too.)
 // Everything else passes through as sent, Host and Origin included (the DNS-rebinding scenario sends a foreign Host
-// and Origin and expects the endpoint, not the proxy, to refuse them); answers are relayed untouched, streamed as
-// they arrive; a client that goes away aborts the upstream request.
+// and Origin and expects the endpoint, not the proxy, to refuse them), and so do `Mcp-Param-*` headers (they mirror
+// arguments, which the proxy never changes, and the custom-header scenario expects the endpoint to judge them as
+// sent); answers are relayed untouched, streamed as they arrive; a client that goes away aborts the upstream request.
 import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import { URL } from 'node:url';
@@ -35,8 +37,9 @@ const qualifiers = { 'tools/call': (server, name) => `${server}__${name}`, 'prom
 const qualified = (server, name) => name.includes('.') || name.startsWith(`${server}__`);
 
 /**
- * A JSON-RPC body (one message or a batch) with each tools/call's or prompts/get's bare name qualified as the endpoint
- * names it, and the names it changed (bare → qualified); the body unchanged when there was nothing to qualify.
+ * A JSON-RPC body (one message or a batch) with each tools/call's or prompts/get's bare name (and each completion's
+ * prompt reference) qualified as the endpoint names it, and the names it changed for the Mcp-Name header (bare →
+ * qualified); the body unchanged when there was nothing to qualify.
  */
 export function qualifyNames(body, server) {
   let parsed;
@@ -46,7 +49,13 @@ export function qualifyNames(body, server) {
     return { body, renamed: new Map() };
   }
   const renamed = new Map();
+  let refQualified = false;
   const qualify = (message) => {
+    if (message?.method === 'completion/complete') {
+      const qualifiedRef = qualifyCompletionRef(message, server);
+      refQualified ||= qualifiedRef !== message;
+      return qualifiedRef;
+    }
     const qualifier = qualifiers[message?.method];
     const name = qualifier === undefined ? undefined : message.params?.name;
     if (typeof name !== 'string' || qualified(server, name)) return message;
@@ -54,7 +63,18 @@ export function qualifyNames(body, server) {
     return { ...message, params: { ...message.params, name: qualifier(server, name) } };
   };
   const messages = Array.isArray(parsed) ? parsed.map(qualify) : qualify(parsed);
-  return { body: renamed.size === 0 ? body : JSON.stringify(messages), renamed };
+  return { body: renamed.size === 0 && !refQualified ? body : JSON.stringify(messages), renamed };
+}
+
+/**
+ * A completion/complete with its prompt reference named as the endpoint lists the prompt (its governed id), like a
+ * prompts/get's name; a resource template reference, or a name already qualified, unchanged. (No Mcp-Name header
+ * repeats a completion's reference.)
+ */
+function qualifyCompletionRef(message, server) {
+  const ref = message.params?.ref;
+  if (ref?.type !== 'ref/prompt' || typeof ref.name !== 'string' || qualified(server, ref.name)) return message;
+  return { ...message, params: { ...message.params, ref: { ...ref, name: qualifiers['prompts/get'](server, ref.name) } } };
 }
 
 /** A JSON answer with the `<server>__` prefix taken off each tool name of a tools/list result; unchanged otherwise. */

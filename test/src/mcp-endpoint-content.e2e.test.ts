@@ -1,13 +1,15 @@
 // Every kind of MCP result through the governed endpoint, at both protocol revisions it serves at one URL: a 1.x SDK
 // client at 2025-11-25 and the SDK v2 client negotiating 2026-07-28 call tools of server-everything (an image,
-// resource links, structured content with an output schema) and a fixture whose result is over Toolplane's bound.
+// resource links, structured content with an output schema), read through a bound resource template of it, and call a
+// fixture whose result is over Toolplane's bound.
 // The pipeline services and the endpoint run as processes over a private NATS and FerretDB. (A leased credential
 // inside an embedded text resource is stripped: services/tool-adapter/test/credential-leasing.int.test.ts, since the
 // registry cannot yet discover a server that needs a credential to start.)
 /* eslint-disable no-restricted-imports -- clients of the endpoint as any client is: the SDK v2's own Client at 2026-07-28 and the 1.x SDK's at 2025-11-25 */
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport, UriTemplate as ModernUriTemplate } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UriTemplate as LegacyUriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 /* eslint-enable no-restricted-imports */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESULT_BYTES, verifyReceipt, type InvocationReceipt, type TenantPolicyInput } from '@toolplane/contracts';
@@ -27,6 +29,8 @@ const toolIds = [
   'everything.get-structured-content',
   'hostile.big_result',
 ] as const;
+/** server-everything's text template, bound as a resource template under this id. */
+const dynamicText = { resourceId: 'everything.dynamic_text', uriTemplate: 'demo://resource/dynamic/text/{resourceId}' } as const;
 
 interface CallResult {
   readonly content: readonly Record<string, unknown>[];
@@ -40,6 +44,10 @@ interface EndpointClient {
   readonly protocolVersion: string | undefined;
   listTools(): Promise<{ name: string; outputSchema?: unknown; _meta?: Record<string, unknown> | undefined }[]>;
   callTool(name: string, args: Record<string, unknown>): Promise<CallResult>;
+  listResourceTemplates(): Promise<{ uriTemplate: string; name: string; _meta?: Record<string, unknown> | undefined }[]>;
+  readResource(uri: string): Promise<{ contents: { uri: string; text?: string; blob?: string }[]; _meta?: Record<string, unknown> | undefined }>;
+  /** A URI template expanded as this SDK's clients expand one. */
+  expand(uriTemplate: string, variables: Record<string, string>): string;
   close(): Promise<void>;
 }
 
@@ -53,6 +61,9 @@ async function legacyClient(): Promise<EndpointClient> {
     protocolVersion: transport.protocolVersion,
     listTools: async () => (await client.listTools()).tools,
     callTool: async (name, args) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as CallResult,
+    listResourceTemplates: async () => (await client.listResourceTemplates()).resourceTemplates,
+    readResource: (uri) => client.readResource({ uri }, { timeout: 60_000 }),
+    expand: (uriTemplate, variables) => new LegacyUriTemplate(uriTemplate).expand(variables),
     close: () => client.close(),
   };
 }
@@ -64,6 +75,9 @@ async function modernClient(): Promise<EndpointClient> {
     protocolVersion: client.getNegotiatedProtocolVersion(),
     listTools: async () => (await client.listTools()).tools,
     callTool: async (name, args) => (await client.callTool({ name, arguments: args }, { timeout: 60_000 })) as CallResult,
+    listResourceTemplates: async () => (await client.listResourceTemplates()).resourceTemplates,
+    readResource: (uri) => client.readResource({ uri }, { timeout: 60_000 }),
+    expand: (uriTemplate, variables) => new ModernUriTemplate(uriTemplate).expand(variables),
     close: () => client.close(),
   };
 }
@@ -71,16 +85,17 @@ async function modernClient(): Promise<EndpointClient> {
 beforeAll(async () => {
   platform = await startPlatform(infra, 'mcpcontent');
   const node = process.execPath;
-  await registerServer(platform, 'everything', [node, realServerPath('everything'), 'stdio'], {}, [
+  const everythingId = await registerServer(platform, 'everything', [node, realServerPath('everything'), 'stdio'], {}, [
     { tool: 'get-tiny-image', flags: read },
     { tool: 'get-resource-links', flags: read },
     { tool: 'get-structured-content', flags: read },
   ]);
+  await platform.toolplaneJson('resources', 'bind', everythingId, '--template', dynamicText.uriTemplate, '--resource-id', dynamicText.resourceId, '--knowledge-source', 'demo', '--classification', 'internal');
   await registerServer(platform, 'hostile', [node, fixtureServerPath(FixtureServer.hostile)], {}, [{ tool: 'big_result', flags: read }]);
-  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: [...toolIds], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
+  await platform.putAgentProfile({ agentId: agent.agentId, allowedTools: [...toolIds, dynamicText.resourceId], deniedTools: [], maxRiskClass: 'HIGH', permissions: [] });
   const policy: TenantPolicyInput = e2eTenantPolicy({ gateWrites: false });
   await platform.putTenantPolicy(policy);
-  await waitForTools(platform, [...toolIds]);
+  await waitForTools(platform, [...toolIds, dynamicText.resourceId]);
   endpoint = await startHttpProcess('mcp-endpoint', platform, () => ({ MCP_ENDPOINT_CALL_TIMEOUT_MS: '60000' }));
 }, 300_000);
 
@@ -142,6 +157,36 @@ describe.each(revisions)('results through the endpoint at $revision', ({ revisio
       const text = big.content.map((block) => (block.type === 'text' ? String(block['text']) : '')).join('');
       expect(Buffer.byteLength(text, 'utf8')).toBeLessThanOrEqual(MAX_RESULT_BYTES);
       expect(text).toMatch(/\[truncated by Toolplane: \d+ of 600000 bytes shown\]$/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('lists a bound resource template under the endpoint’s template, and reads what the client expands from it or from the server’s own', { timeout: 90_000 }, async () => {
+    const client = await connect();
+    try {
+      const templates = await client.listResourceTemplates();
+      expect(templates).toEqual([
+        expect.objectContaining({
+          uriTemplate: 'toolplane://resources/everything.dynamic_text{?resourceId}',
+          _meta: { 'dev.toolplane/resource': expect.objectContaining({ resourceId: dynamicText.resourceId, serverUriTemplate: dynamicText.uriTemplate }) as unknown },
+        }),
+      ]);
+      const listed = client.expand(templates[0]!.uriTemplate, { resourceId: '7' });
+      expect(listed).toBe('toolplane://resources/everything.dynamic_text?resourceId=7');
+      const read = await client.readResource(listed);
+      expect(read.contents).toHaveLength(1);
+      expect(read.contents[0]).toMatchObject({ uri: listed, text: expect.stringContaining('Resource 7:') as unknown });
+      const receipt = read._meta?.['dev.toolplane/receipt'] as InvocationReceipt;
+      expect(receipt).toMatchObject({ toolId: dynamicText.resourceId, sideEffectClass: 'READ' });
+      expect(verifyReceipt(receipt, platform.receiptKeys)).toMatchObject({ valid: true });
+
+      const own = await client.readResource('demo://resource/dynamic/text/3');
+      expect(own.contents[0]).toMatchObject({ uri: 'demo://resource/dynamic/text/3', text: expect.stringContaining('Resource 3:') as unknown });
+      // A URI no bound template expands to is not found, naming the URI.
+      await expect(client.readResource('demo://resource/dynamic/text/3/more')).rejects.toMatchObject({
+        message: expect.stringContaining('no resource demo://resource/dynamic/text/3/more is offered to this agent') as unknown,
+      });
     } finally {
       await client.close();
     }

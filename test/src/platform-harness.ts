@@ -494,7 +494,7 @@ export async function registerServer(
   return serverId;
 }
 
-/** Waits until the adapter's read model knows every one of `toolIds` (tools, resources or prompts; offered to the agent or hidden from it). */
+/** Waits until the adapter's read model knows every one of `toolIds` (tools, resources, resource templates or prompts; offered to the agent or hidden from it). */
 export async function waitForTools(platform: Platform, toolIds: readonly string[]): Promise<void> {
   await waitFor(
     `the adapter to know ${toolIds.join(', ')}`,
@@ -509,6 +509,7 @@ export async function waitForTools(platform: Platform, toolIds: readonly string[
       const known = new Set([
         ...set.tools.map((tool) => tool.toolId),
         ...(set.resources ?? []).map((resource) => resource.resourceId),
+        ...(set.resourceTemplates ?? []).map((template) => template.resourceId),
         ...(set.prompts ?? []).map((prompt) => prompt.promptId),
         ...(set.hidden ?? []).map((tool) => tool.toolId),
       ]);

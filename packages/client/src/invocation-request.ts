@@ -1,5 +1,6 @@
 import {
   InvocationRequest,
+  type InvocationCompletion,
   MAX_INVOCATION_TIMEOUT_MS,
   MAX_REQUEST_BYTES,
   ToolplaneError,
@@ -23,6 +24,8 @@ export interface InvokeOptions {
   readonly toolVersion?: string;
   /** What the id must bind (readResource and getPrompt set it): another kind is NOT_FOUND. Absent: whatever it binds. */
   readonly capability?: 'tool' | 'resource' | 'prompt';
+  /** The argument values are asked for instead of the call itself (`complete` sets it, with `capability`). */
+  readonly completion?: InvocationCompletion;
   /** The logical call id (the model API's tool call id when it gives one). */
   readonly toolCallId?: string;
   /** Ties the call to the runtime's run; generated when absent. */
@@ -76,7 +79,7 @@ export function prepareInvocation(toolId: string, args: JsonObject, options: Inv
     idempotencyKey = options.idempotencyKey;
     keySource = 'given';
   } else if (options.durableExecutionId !== undefined && options.agentRevision !== undefined) {
-    idempotencyKey = deriveIdempotencyKey({ durableExecutionId: options.durableExecutionId, agentRevision: options.agentRevision, toolId, arguments: args });
+    idempotencyKey = deriveIdempotencyKey({ durableExecutionId: options.durableExecutionId, agentRevision: options.agentRevision, toolId, arguments: args, completion: options.completion });
     keySource = 'derived';
   } else {
     idempotencyKey = `rt-${envelope.newId()}`;
@@ -87,6 +90,7 @@ export function prepareInvocation(toolId: string, args: JsonObject, options: Inv
     ...(options.toolVersion === undefined ? {} : { toolVersion: options.toolVersion }),
     arguments: args,
     ...(options.capability === undefined ? {} : { capability: options.capability }),
+    ...(options.completion === undefined ? {} : { completion: options.completion }),
     ...(keySource === 'derived' ? {} : { idempotencyKey }),
     ...(options.durableExecutionId === undefined ? {} : { durableExecutionId: options.durableExecutionId }),
     ...(options.agentRevision === undefined ? {} : { agentRevision: options.agentRevision }),

@@ -26,6 +26,19 @@ describe('prepareInvocation', () => {
     expect(invocationRequestMsgId({ tenant: 't', workspace: 'w' }, again.request)).toBe(invocationRequestMsgId({ tenant: 't', workspace: 'w' }, prepared.request));
   });
 
+  it('carries a completion: its partial value is part of the derived key and the message id, so two values are two calls', () => {
+    const options = (value: string) => ({ durableExecutionId: 'run-9/step-2', agentRevision: '7', correlationId: 'run-9', capability: 'prompt' as const, completion: { argument: { name: 'label', value } } });
+    const bu = prepareInvocation('github.triage', { repo: 'toolplane' }, options('bu'), envelope);
+    const bug = prepareInvocation('github.triage', { repo: 'toolplane' }, options('bug'), envelope);
+    expect(bu.request).toMatchObject({ capability: 'prompt', completion: { argument: { name: 'label', value: 'bu' } }, arguments: { repo: 'toolplane' } });
+    expect(bu.idempotencyKey).not.toBe(bug.idempotencyKey);
+    const scope = { tenant: 't', workspace: 'w' };
+    expect(invocationRequestMsgId(scope, bu.request)).not.toBe(invocationRequestMsgId(scope, bug.request));
+    // A completion names what it completes, and its arguments (those already chosen) are strings.
+    expect(() => prepareInvocation('github.triage', {}, { idempotencyKey: 'k', completion: { argument: { name: 'label', value: '' } } }, envelope)).toThrow(/capability/);
+    expect(() => prepareInvocation('github.triage', { n: 1 }, { ...options(''), idempotencyKey: 'k' }, envelope)).toThrow(/arguments\.n/);
+  });
+
   it('generates a key when the caller gives neither a key nor derivation inputs, so the call can always be looked up', () => {
     const a = prepareInvocation('fixture.echo', { text: 'x' }, {}, envelope);
     const b = prepareInvocation('fixture.echo', { text: 'x' }, {}, envelope);

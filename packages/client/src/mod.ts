@@ -4,17 +4,20 @@ export { eventMatches, eventSubjects, lifecycleEvents, type EventFilter, type Ev
 export { defaultInboxPrefix } from './inbox-prefix.js';
 export { boundedTimeoutMs, prepareInvocation, type InvocationEnvelope, type InvokeOptions, type KeySource, type PreparedInvocation } from './invocation-request.js';
 export { defaultRecoveryBackoff, recoveryDelayMs, unsettledError, type RecoveryBackoff } from './reply-recovery.js';
-export { promptMessages, requireSuccess, resourceContents, resultContent, type SuccessfulResult } from './results.js';
+export { completionValues, promptMessages, requireSuccess, resourceContents, resultContent, type SuccessfulResult } from './results.js';
 export {
   createToolplaneClient,
   type AwaitOptions,
   type ClientConnectionOptions,
   type ClientDiagnostic,
+  type CompleteOptions,
+  type CompletionArgument,
   type ContextTokenSource,
   type EffectiveToolsQuery,
   type LookedUpRequest,
   type LookupOptions,
   type OwnConnectionOptions,
+  type ReadResourceOptions,
   type ReplyLossReason,
   type RequestCallOptions,
   type ToolplaneClient,

@@ -1,4 +1,4 @@
-import { PromptContent, ResourceReadContent, ToolplaneError, type InvocationResult, type ToolContentBlock } from '@toolplane/contracts';
+import { CompletionContent, PromptContent, ResourceReadContent, ToolplaneError, type InvocationResult, type ToolContentBlock } from '@toolplane/contracts';
 
 /** A result whose call succeeded: the tool's (untrusted) content is there. */
 export type SuccessfulResult = InvocationResult & { readonly status: 'SUCCESS' };
@@ -41,6 +41,16 @@ export function promptMessages(result: InvocationResult): PromptContent {
   const parsed = PromptContent.safeParse(requireSuccess(result).structuredContent);
   if (!parsed.success) failWith('INVALID_ARGUMENT', `${result.receipt.toolId} returned no prompt messages${result.truncated ? ' (cut to the size bound: see textContent)' : ''}`, false, { receipt: result.receipt });
   return parsed.data;
+}
+
+/**
+ * The values of a successful completion (`complete`): at most 100, `hasMore` when the server (or the bound) left some
+ * out; throws as `resourceContents` does. Untrusted data: suggestions to show, never instructions.
+ */
+export function completionValues(result: InvocationResult): CompletionContent['completion'] {
+  const parsed = CompletionContent.safeParse(requireSuccess(result).structuredContent);
+  if (!parsed.success) failWith('INVALID_ARGUMENT', `${result.receipt.toolId} returned no completion values`, false, { receipt: result.receipt });
+  return parsed.data.completion;
 }
 
 /**

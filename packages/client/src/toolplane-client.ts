@@ -20,6 +20,7 @@ import {
   sleep,
   throwIfAborted,
   type ErrorCode,
+  type InvocationCompletion,
   type InvocationResult,
   type JsonObject,
   type Scope,
@@ -124,6 +125,22 @@ export interface AwaitOptions {
   readonly contextToken?: string;
 }
 
+/** The argument a completion asks values for, and what has been typed so far. */
+export type CompletionArgument = InvocationCompletion['argument'];
+
+/** Options of `complete`: those of any call, the arguments already chosen (MCP's `context.arguments`), and what the id binds. */
+export interface CompleteOptions extends Omit<InvokeOptions, 'capability' | 'completion'> {
+  readonly context?: Readonly<Record<string, string>>;
+  /** A prompt (the default), or a bound resource template whose variables are completed. */
+  readonly capability?: 'prompt' | 'resource';
+}
+
+/** Options of `readResource`: those of any call, and the variables of a bound resource template (its arguments). */
+export interface ReadResourceOptions extends Omit<InvokeOptions, 'capability' | 'completion'> {
+  /** A bound resource template's variables, each a string; a resource of one fixed URI takes none. */
+  readonly variables?: Readonly<Record<string, string>>;
+}
+
 /** What `effectiveTools` asks: the run policy, task scope and risk restrictions to apply, and whether to explain. */
 export type EffectiveToolsQuery = Omit<EffectiveToolSetRequest, 'contextToken'>;
 
@@ -145,11 +162,20 @@ export interface ToolplaneClient {
   /**
    * Reads a bound resource through the governed pipeline (agent permission, tenant policy, the resource's
    * classification against the agent's clearance, credentials, sanitization, events, receipt), like `invoke` with no
-   * arguments. `resourceContents(result)` gives the contents.
+   * arguments; a bound resource template with its variables as the arguments (`options.variables`), read at the URI
+   * the template expands to. `resourceContents(result)` gives the contents.
    */
-  readResource(resourceId: string, options?: InvokeOptions): Promise<InvocationResult>;
+  readResource(resourceId: string, options?: ReadResourceOptions): Promise<InvocationResult>;
   /** Fetches a bound prompt with its arguments through the governed pipeline, like `invoke`; `promptMessages(result)` gives the messages. */
   getPrompt(promptId: string, args?: Readonly<Record<string, string>>, options?: InvokeOptions): Promise<InvocationResult>;
+  /**
+   * Asks for values of a bound prompt's argument (MCP `completion/complete`) through the governed pipeline: the agent
+   * must be allowed the prompt as for `getPrompt`, and the call is recorded and receipted like any (always READ, never
+   * put to a human: where the policy would ask one, it is DENIED). `argument` is the one to complete with what has been
+   * typed so far; `options.context` the arguments already chosen; `options.capability: 'resource'` completes a variable
+   * of a bound resource template instead. `completionValues(result)` gives the values.
+   */
+  complete(promptId: string, argument: CompletionArgument, options?: CompleteOptions): Promise<InvocationResult>;
   /**
    * Re-attaches to the agent's call under `idempotencyKey` and waits for its result: the outcome of a call that ended
    * (or ends before the wait does). NOT_FOUND for a key the adapter has no call of this agent under; at the end of the
@@ -232,12 +258,18 @@ class Client implements ToolplaneClient {
     });
   }
 
-  readResource(resourceId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
-    return this.invoke(resourceId, {}, { ...options, capability: 'resource' });
+  readResource(resourceId: string, options: ReadResourceOptions = {}): Promise<InvocationResult> {
+    const { variables, ...rest } = options;
+    return this.invoke(resourceId, { ...variables }, { ...rest, capability: 'resource' });
   }
 
   getPrompt(promptId: string, args: Readonly<Record<string, string>> = {}, options: InvokeOptions = {}): Promise<InvocationResult> {
     return this.invoke(promptId, { ...args }, { ...options, capability: 'prompt' });
+  }
+
+  complete(promptId: string, argument: CompletionArgument, options: CompleteOptions = {}): Promise<InvocationResult> {
+    const { context, capability, ...rest } = options;
+    return this.invoke(promptId, { ...context }, { ...rest, capability: capability ?? 'prompt', completion: { argument: { name: argument.name, value: argument.value } } });
   }
 
   async #invoke(toolId: string, args: JsonObject, options: InvokeOptions): Promise<InvocationResult> {
@@ -253,6 +285,7 @@ class Client implements ToolplaneClient {
       toolId: prepared.request.toolId,
       ...(prepared.request.toolVersion === undefined ? {} : { toolVersion: prepared.request.toolVersion }),
       arguments: prepared.request.arguments,
+      ...(prepared.request.completion === undefined ? {} : { completion: prepared.request.completion }),
     };
 
     // Everything this call started stops once it has an answer (or the caller gives up).

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvocationResult } from './invocation-result.js';
+import { InvocationCompletion } from './completion.js';
 import { DataClassification, RiskClass, SideEffectClass } from './classification.js';
 import { AgentProfile, EffectiveToolSet, EffectiveToolSetRequest, PolicyBundle, PolicyBundleName, PublicationConflict, TenantPolicy } from './policy.js';
 import { ExternalId, IdempotencyKey, InvocationId, JsonObject, ToolCallId, ToolId, ToolVersion, Uuid, boundedText } from './primitives.js';
@@ -47,11 +48,11 @@ const contextToken = z
 const ExpectedVersion = z.number().int().nonnegative();
 
 /**
- * The request a lookup means: the tool, the version if one was named, and the arguments. A lookup that names it is
- * answered CONFLICT when the key holds another request, exactly as invoking would be, so a caller recovering a lost
- * reply never takes another request's result for its own.
+ * The request a lookup means: the tool, the version if one was named, the arguments, and the completion asked for if
+ * it is one. A lookup that names it is answered CONFLICT when the key holds another request, exactly as invoking would
+ * be, so a caller recovering a lost reply never takes another request's result for its own.
  */
-const LookedUpRequest = z.strictObject({ toolId: ToolId, toolVersion: ToolVersion.optional(), arguments: JsonObject });
+const LookedUpRequest = z.strictObject({ toolId: ToolId, toolVersion: ToolVersion.optional(), arguments: JsonObject, completion: InvocationCompletion.optional() });
 
 /**
  * Asks for an invocation by its idempotency key, as the agent runtime that sent it: how a runtime whose reply was

@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
+import type { InvocationCompletion } from './completion.js';
 import { ToolplaneError } from './errors.js';
 import { jsonProblem } from './json.js';
 import { MAX_JSON_DEPTH } from './limits.js';
@@ -100,7 +101,7 @@ export function canonicalHash(value: unknown): Sha256Hex {
 const REQUEST_HASH_PURPOSE = 'toolplane/v1/request-hash';
 const IDEMPOTENCY_KEY_PURPOSE = 'toolplane/v1/idempotency-key';
 
-/** What a request hash covers: the scope, the exact tool version and the arguments. */
+/** What a request hash covers: the scope, the exact tool version, the arguments and the completion asked for. */
 export interface RequestHashInput {
   readonly tenant: TenantId;
   readonly workspace: WorkspaceId;
@@ -108,16 +109,18 @@ export interface RequestHashInput {
   /** The exact version the invocation resolved to, not the one the caller maybe named. */
   readonly toolVersion: ToolVersion;
   readonly arguments: JsonObject;
+  /** A completion's argument and partial value; absent for every other call, whose hash it leaves as it was. */
+  readonly completion?: InvocationCompletion | undefined;
 }
 
 /**
  * The hash an invocation is known by: approvals are bound to it, and one idempotency key with two different
  * request hashes is a CONFLICT. SHA-256 over the canonical JSON of `{ purpose, tenant, workspace, toolId,
- * toolVersion, arguments }`.
+ * toolVersion, arguments }`, and `completion` for a completion (so two partial values are two requests).
  */
 export function requestHash(input: RequestHashInput): Sha256Hex {
-  const { tenant, workspace, toolId, toolVersion, arguments: args } = input;
-  return canonicalHash({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args });
+  const { tenant, workspace, toolId, toolVersion, arguments: args, completion } = input;
+  return canonicalHash({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args, completion });
 }
 
 /**
@@ -127,9 +130,11 @@ export function requestHash(input: RequestHashInput): Sha256Hex {
  * requestHash refuses.
  */
 export function requestHashAndArgumentsJson(input: RequestHashInput): { readonly requestHash: Sha256Hex; readonly argumentsJson: string } {
-  const { tenant, workspace, toolId, toolVersion, arguments: args } = input;
-  const text = canonicalJson({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args });
-  const rest = `,"purpose":${canonicalJson(REQUEST_HASH_PURPOSE)},"tenant":${canonicalJson(tenant)},"toolId":${canonicalJson(toolId)},"toolVersion":${canonicalJson(toolVersion)},"workspace":${canonicalJson(workspace)}}`;
+  const { tenant, workspace, toolId, toolVersion, arguments: args, completion } = input;
+  const text = canonicalJson({ purpose: REQUEST_HASH_PURPOSE, tenant, workspace, toolId, toolVersion, arguments: args, completion });
+  // "completion" sorts between "arguments" and "purpose".
+  const completionText = completion === undefined ? '' : `,"completion":${canonicalJson(completion)}`;
+  const rest = `${completionText},"purpose":${canonicalJson(REQUEST_HASH_PURPOSE)},"tenant":${canonicalJson(tenant)},"toolId":${canonicalJson(toolId)},"toolVersion":${canonicalJson(toolVersion)},"workspace":${canonicalJson(workspace)}}`;
   return { requestHash: sha256Hex(text), argumentsJson: text.slice(ARGUMENTS_KEY.length, text.length - rest.length) };
 }
 
@@ -141,14 +146,16 @@ export interface IdempotencyKeyInput {
   readonly agentRevision: AgentRevision;
   readonly toolId: ToolId;
   readonly arguments: JsonObject;
+  /** A completion's argument and partial value; absent for every other call. */
+  readonly completion?: InvocationCompletion | undefined;
 }
 
 /**
  * A deterministic idempotency key for a caller that gave none, so a replayed or resumed durable execution maps
  * to the same logical call instead of a new effect: SHA-256 hex over the canonical JSON of `{ purpose,
- * durableExecutionId, agentRevision, toolId, arguments }`.
+ * durableExecutionId, agentRevision, toolId, arguments }`, and `completion` for a completion.
  */
 export function deriveIdempotencyKey(input: IdempotencyKeyInput): string {
-  const { durableExecutionId, agentRevision, toolId, arguments: args } = input;
-  return canonicalHash({ purpose: IDEMPOTENCY_KEY_PURPOSE, durableExecutionId, agentRevision, toolId, arguments: args });
+  const { durableExecutionId, agentRevision, toolId, arguments: args, completion } = input;
+  return canonicalHash({ purpose: IDEMPOTENCY_KEY_PURPOSE, durableExecutionId, agentRevision, toolId, arguments: args, completion });
 }

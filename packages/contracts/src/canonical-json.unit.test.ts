@@ -214,6 +214,19 @@ describe('hashes', () => {
     }
   });
 
+  it('requestHash and deriveIdempotencyKey cover a completion’s argument and partial value, and are unchanged without one', () => {
+    const base = { tenant: 'acme', workspace: 'main', toolId: 'github.triage', toolVersion: '1.0.0', arguments: { repo: 'toolplane' } };
+    const completing = (name: string, value: string) => ({ ...base, completion: { argument: { name, value } } });
+    expect(requestHash({ ...base, completion: undefined })).toBe(requestHash(base));
+    expect(requestHash(completing('label', 'bu'))).not.toBe(requestHash(base));
+    expect(requestHash(completing('label', 'bu'))).toBe(requestHash(completing('label', 'bu')));
+    expect(requestHash(completing('label', 'bu'))).not.toBe(requestHash(completing('label', 'bug')));
+    expect(requestHash(completing('label', 'bu'))).not.toBe(requestHash(completing('owner', 'bu')));
+    const key = { durableExecutionId: 'run-1', agentRevision: '7', toolId: 'github.triage', arguments: { repo: 'toolplane' } };
+    expect(deriveIdempotencyKey({ ...key, completion: { argument: { name: 'label', value: 'bu' } } })).not.toBe(deriveIdempotencyKey({ ...key, completion: { argument: { name: 'label', value: 'bug' } } }));
+    expect(deriveIdempotencyKey({ ...key, completion: undefined })).toBe(deriveIdempotencyKey(key));
+  });
+
   it('deriveIdempotencyKey is deterministic and independent of key order', () => {
     // sha256 of {"agentRevision":"7","arguments":{"labels":["bug"],"n":1,"title":"Hi"},"durableExecutionId":"run-42:step-3","purpose":"toolplane/v1/idempotency-key","toolId":"github.create_issue"}
     const input = { durableExecutionId: 'run-42:step-3', agentRevision: '7', toolId: 'github.create_issue', arguments: args };
@@ -225,8 +238,9 @@ describe('hashes', () => {
   it('requestHashAndArgumentsJson gives requestHash and canonicalJson of the arguments, and refuses what requestHash refuses', () => {
     const args = fc.oneof(fc.dictionary(edgyString, fc.jsonValue(), { maxKeys: 6 }), fc.dictionary(edgyString, nearJson, { maxKeys: 4 }), fc.constantFrom(nested(62, 1), nested(63, 1), nested(64, 1), nested(65, 1)));
     fc.assert(
-      fc.property(edgyString, edgyString, edgyString, edgyString, args, (tenant, workspace, toolId, toolVersion, value) => {
-        const input = { tenant, workspace, toolId, toolVersion, arguments: value as Record<string, never> };
+      fc.property(edgyString, edgyString, edgyString, edgyString, args, fc.option(fc.tuple(edgyString, edgyString), { nil: undefined }), (tenant, workspace, toolId, toolVersion, value, completed) => {
+        const completion = completed === undefined ? undefined : { argument: { name: completed[0], value: completed[1] } };
+        const input = { tenant, workspace, toolId, toolVersion, arguments: value as Record<string, never>, completion };
         const both = outcome(() => JSON.stringify(requestHashAndArgumentsJson(input)));
         const apart = outcome(() => JSON.stringify({ requestHash: requestHash(input), argumentsJson: canonicalJson(value) }));
         expect(both).toEqual(apart);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RiskClass, SandboxKind, SideEffectClass } from './classification.js';
+import { InvocationOperation } from './completion.js';
 import { ToolFailure } from './errors.js';
 import { InvocationEventMetadata, defineEvent } from './event-metadata.js';
 import { SandboxLeaseInfo } from './sandbox.js';
@@ -34,6 +35,8 @@ export const InvocationReceived = defineEvent(
     requestedToolVersion: ToolVersion.optional(),
     /** The caller's deadline, when it gave one. */
     deadline: IsoDateTime.optional(),
+    /** `completion` when the call asks for argument values instead of the descriptor's own operation. */
+    operation: InvocationOperation.optional(),
   }),
   'An invocation request was accepted and recorded (state Received).',
 );

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson } from './canonical-json.js';
+import { InvocationOperation } from './completion.js';
 import { SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
 import { FlowRunReceipt } from './flow-run-work.js';
@@ -33,6 +34,8 @@ const receiptFields = {
   agentRevision: AgentRevision.optional(),
   toolId: ToolId,
   toolVersion: ToolVersion,
+  /** `completion` when the call asked for argument values; absent for the descriptor's own operation (signed as before). */
+  operation: InvocationOperation.optional(),
   requestHash: Sha256Hex,
   /** SHA-256 of the canonical JSON of the sanitized result; only for Observed. */
   resultHash: Sha256Hex.optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalHash } from './canonical-json.js';
+import { InvocationCompletion } from './completion.js';
 import { MAX_INVOCATION_TIMEOUT_MS } from './limits.js';
 import {
   AgentRevision,
@@ -32,6 +33,12 @@ export const InvocationRequest = z
      * descriptor of another kind is not found, so reading a resource never runs a tool. Absent: whatever the id binds.
      */
     capability: z.enum(['tool', 'resource', 'prompt']).optional(),
+    /**
+     * Present when the call asks for completion values (`completion/complete`) instead of fetching the prompt or reading
+     * the resource: the same descriptor, permission and policy, always a READ that needs no approval. Only with
+     * `capability` prompt or resource, and string `arguments` (the arguments already chosen).
+     */
+    completion: InvocationCompletion.optional(),
     /** Unique per (tenant, workspace); when absent it is derived from durableExecutionId, agentRevision, toolId and arguments. */
     idempotencyKey: IdempotencyKey.optional(),
     /** The runtime's durable execution (run, step) the call belongs to; an input of the derived idempotency key. */
@@ -60,6 +67,7 @@ export const InvocationRequest = z
     workspace: z.string().max(256).optional().meta({ description: 'Ignored: the workspace is always the subject’s.' }),
   })
   .superRefine((request, ctx) => {
+    completionProblems(request, ctx);
     if (request.idempotencyKey === undefined && (request.durableExecutionId === undefined || request.agentRevision === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -75,13 +83,24 @@ export const InvocationRequest = z
   });
 export type InvocationRequest = z.infer<typeof InvocationRequest>;
 
+/** A completion completes a prompt's or resource template's argument, given the others as strings (as MCP sends them). */
+function completionProblems(request: { capability?: string | undefined; completion?: InvocationCompletion | undefined; arguments: Record<string, unknown> }, ctx: z.RefinementCtx): void {
+  if (request.completion === undefined) return;
+  if (request.capability !== 'prompt' && request.capability !== 'resource') {
+    ctx.addIssue({ code: 'custom', path: ['capability'], message: 'a completion names what it completes: capability prompt or resource' });
+  }
+  for (const [name, value] of Object.entries(request.arguments)) {
+    if (typeof value !== 'string') ctx.addIssue({ code: 'custom', path: ['arguments', name], message: 'the arguments of a completion are strings' });
+  }
+}
+
 /**
  * The Nats-Msg-Id a runtime publishes a request with, so JetStream drops a re-sent copy: a hash of the scope,
- * the idempotency key (or its derivation inputs), the tool and the arguments. A retry with a fresh context token
+ * the idempotency key (or its derivation inputs), the tool, the arguments and the completion asked for. A retry with a fresh context token
  * or deadline is the same message; the same key with other arguments is not, so it reaches the adapter, which
  * answers CONFLICT instead of the request silently vanishing.
  */
 export function invocationRequestMsgId(scope: Scope, request: InvocationRequest): string {
-  const { toolId, toolVersion, arguments: args, idempotencyKey, durableExecutionId, agentRevision } = request;
-  return canonicalHash({ purpose: 'toolplane/v1/request-msg-id', ...scope, toolId, toolVersion, arguments: args, idempotencyKey, durableExecutionId, agentRevision });
+  const { toolId, toolVersion, arguments: args, completion, idempotencyKey, durableExecutionId, agentRevision } = request;
+  return canonicalHash({ purpose: 'toolplane/v1/request-msg-id', ...scope, toolId, toolVersion, arguments: args, completion, idempotencyKey, durableExecutionId, agentRevision });
 }

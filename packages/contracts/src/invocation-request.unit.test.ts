@@ -37,6 +37,26 @@ describe('InvocationRequest', () => {
     expect(invocationRequestMsgId(scope, parsed)).toBe(invocationRequestMsgId(scope, InvocationRequest.parse(request)));
   });
 
+  it('carries a completion of a prompt or resource, its other arguments strings, in the message id', () => {
+    const completing = { ...request, capability: 'prompt', arguments: { repo: 'toolplane' }, completion: { argument: { name: 'label', value: 'bu' } } };
+    expect(accepts(completing)).toBe(true);
+    expect(accepts({ ...completing, capability: 'resource' })).toBe(true);
+    expect(accepts({ ...completing, completion: { argument: { name: 'label', value: '' } } })).toBe(true);
+    for (const broken of [
+      { capability: undefined },
+      { capability: 'tool' },
+      { arguments: { repo: 7 } },
+      { completion: { argument: { name: '', value: 'x' } } },
+      { completion: { argument: { name: 'label', value: 'x'.repeat(1025) } } },
+      { completion: { argument: { name: 'label' } } },
+      { completion: { argument: { name: 'label', value: 'x' }, context: {} } },
+    ]) {
+      expect(accepts({ ...completing, ...broken }), JSON.stringify(broken)).toBe(false);
+    }
+    const msgId = (value: string) => invocationRequestMsgId(scope, InvocationRequest.parse({ ...completing, completion: { argument: { name: 'label', value } } }));
+    expect(msgId('bu')).not.toBe(msgId('bug'));
+  });
+
   it('needs an idempotency key or both inputs to derive one', () => {
     const { idempotencyKey: _key, ...keyless } = request;
     expect(accepts(keyless)).toBe(false);

@@ -26,3 +26,15 @@ export const MAX_JSON_DEPTH = 64;
 
 /** The longest deadline a single invocation may ask for. */
 export const MAX_INVOCATION_TIMEOUT_MS = 15 * 60 * 1000;
+
+/** The most values one completion answers with: MCP's own cap on `completion/complete` results. */
+export const MAX_COMPLETION_VALUES = 100;
+
+/** The longest completion value (and partial value) in characters: a value a client inserts into an argument. */
+export const MAX_COMPLETION_VALUE_CHARS = 1024;
+
+/**
+ * The most UTF-8 bytes a completion's values take together. A completion's result holds them twice (structured, and
+ * as its text view), so at this bound it always fits MAX_RESULT_BYTES whole: its values are never cut by the sanitizer.
+ */
+export const MAX_COMPLETION_BYTES = 65_536;

@@ -19,7 +19,10 @@ export const mcpMetaKeys = {
   timeoutMs: `${MCP_META_PREFIX}timeoutMs`,
   /** tools/list entry: the governance facts of the tool. */
   tool: `${MCP_META_PREFIX}tool`,
-  /** resources/list entry: the governed id, the server's URI, the classification and knowledge source of the resource. */
+  /**
+   * resources/list (and resources/templates/list) entry: the governed id, the server's URI (template), the classification
+   * and knowledge source of the resource.
+   */
   resource: `${MCP_META_PREFIX}resource`,
   /** tools/call, resources/read and prompts/get result: the signed receipt of the call. */
   receipt: `${MCP_META_PREFIX}receipt`,

@@ -37,6 +37,20 @@ export const McpDiscoveredResource = z.object({
 });
 export type McpDiscoveredResource = z.infer<typeof McpDiscoveredResource>;
 
+/**
+ * A resource template (RFC 6570 `uriTemplate`) as discovered on a server. `definitionHash` (over uriTemplate, name,
+ * title, description and MIME type) is what a binding of the template pins, as for a resource.
+ */
+export const McpDiscoveredResourceTemplate = z.object({
+  uriTemplate: z.string().min(1).max(2048),
+  name: z.string().max(256),
+  title: z.string().max(256).optional(),
+  mimeType: z.string().max(256).optional(),
+  description: z.string().max(4096).optional(),
+  definitionHash: Sha256Hex,
+});
+export type McpDiscoveredResourceTemplate = z.infer<typeof McpDiscoveredResourceTemplate>;
+
 /** A prompt as discovered on a server, with its arguments; `definitionHash` (over all of it) as for resources. */
 export const McpDiscoveredPrompt = z.object({
   name: z.string().min(1).max(256),
@@ -69,6 +83,8 @@ export const McpCapabilitiesSnapshot = z.object({
    */
   refusedTools: z.array(z.object({ name: z.string().max(256), reason: z.string().max(1024) })).max(1000).optional(),
   resources: z.array(McpDiscoveredResource).max(1000),
+  /** The server's resource templates; absent from a snapshot recorded before templates were discovered. */
+  resourceTemplates: z.array(McpDiscoveredResourceTemplate).max(1000).optional(),
   prompts: z.array(McpDiscoveredPrompt).max(1000),
   snapshotHash: Sha256Hex,
   discoveredAt: IsoDateTime,

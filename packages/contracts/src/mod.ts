@@ -173,6 +173,7 @@ export {
 export { InvocationReceipt, ReceiptSignature, UnsignedInvocationReceipt, receiptSigningInput } from './invocation-receipt.js';
 export { verifyReceipt, type ReceiptKeyResolver, type ReceiptVerification } from './receipt-verification.js';
 export { InvocationRequest, invocationRequestMsgId } from './invocation-request.js';
+export { CompletionContent, InvocationCompletion, InvocationOperation } from './completion.js';
 export {
   ContentAnnotations,
   EmbeddedResourceContents,
@@ -203,6 +204,9 @@ export {
 } from './lifecycle-event.js';
 export {
   HEADER_ALLOWANCE_BYTES,
+  MAX_COMPLETION_BYTES,
+  MAX_COMPLETION_VALUE_CHARS,
+  MAX_COMPLETION_VALUES,
   MAX_EVENT_BYTES,
   MAX_INVOCATION_TIMEOUT_MS,
   MAX_JSON_DEPTH,
@@ -212,7 +216,15 @@ export {
   MAX_RESULT_CONTENT_BLOCKS,
 } from './limits.js';
 export { McpAuthentication, McpDirection, McpServerName, McpServerState, McpToolName, McpTransport } from './mcp.js';
-export { McpCapabilitiesSnapshot, McpDiscoveredPrompt, McpDiscoveredResource, McpDiscoveredTool, McpServer, McpServerSetting } from './mcp-server-document.js';
+export {
+  McpCapabilitiesSnapshot,
+  McpDiscoveredPrompt,
+  McpDiscoveredResource,
+  McpDiscoveredResourceTemplate,
+  McpDiscoveredTool,
+  McpServer,
+  McpServerSetting,
+} from './mcp-server-document.js';
 export {
   MCP_META_PREFIX,
   MCP_TIMEOUT_HEADER,
@@ -233,6 +245,7 @@ export {
   DEFAULT_POLICY_BUNDLE,
   EffectivePrompt,
   EffectiveResource,
+  EffectiveResourceTemplate,
   EffectiveTool,
   EffectiveToolSet,
   EffectiveToolSetRequest,
@@ -489,4 +502,5 @@ export {
   type McpCapability,
 } from './tool-descriptor-document.js';
 export { ToolInvocation } from './tool-invocation-document.js';
+export { URI_TEMPLATE_LIMITS, parseUriTemplate, type UriTemplate, type UriTemplateResult } from './uri-template.js';
 export { wireSchemas, type WireMessageName } from './wire-schemas.js';

@@ -370,6 +370,25 @@ export const EffectiveResource = z.strictObject({
 });
 export type EffectiveResource = z.infer<typeof EffectiveResource>;
 
+/**
+ * One bound resource template a model may read: the URIs it expands to, each read with resources/read through the
+ * pipeline, the template's variables being the read's arguments (each a required string).
+ */
+export const EffectiveResourceTemplate = z.strictObject({
+  resourceId: ToolId,
+  toolVersion: ToolVersion,
+  /** The RFC 6570 template at its server. */
+  uriTemplate: z.string().min(1).max(256),
+  name: z.string().max(256),
+  title: z.string().max(256).optional(),
+  description: z.string().max(16_384),
+  mimeType: z.string().max(256).optional(),
+  knowledgeSource: ExternalId,
+  scope: KnowledgeScope,
+  classification: DataClassification,
+});
+export type EffectiveResourceTemplate = z.infer<typeof EffectiveResourceTemplate>;
+
 /** One bound prompt a model may fetch (with prompts/get through the pipeline). */
 export const EffectivePrompt = z.strictObject({
   promptId: ToolId,
@@ -401,6 +420,8 @@ export const EffectiveToolSet = z
     tools: z.array(EffectiveTool).max(4096),
     /** The bound resources the agent may read. */
     resources: z.array(EffectiveResource).max(4096).optional(),
+    /** The bound resource templates the agent may read. */
+    resourceTemplates: z.array(EffectiveResourceTemplate).max(4096).optional(),
     /** The bound prompts the agent may fetch. */
     prompts: z.array(EffectivePrompt).max(4096).optional(),
     hidden: z.array(HiddenTool).max(16_384).optional(),

@@ -160,19 +160,29 @@ const readBindingFields = {
 };
 
 /**
- * Binds a discovered resource to a descriptor (read through the pipeline with resources/read), pinning its
- * definition hash: it maps the resource to a knowledge source with a scope and a data classification.
+ * Binds a discovered resource, or resource template, to a descriptor (read through the pipeline with resources/read),
+ * pinning its definition hash: it maps the resource to a knowledge source with a scope and a data classification.
  */
-export const BindResourceRequest = z.strictObject({
-  /** The resource's URI as discovered (at most 256 characters can be bound). */
-  uri: McpToolName,
-  /** The governed id; default `{server name}.{resource name}` with characters outside [A-Za-z0-9_-] replaced by `_`. */
-  resourceId: ToolId.optional(),
-  knowledgeSource: ExternalId,
-  scope: KnowledgeScope.default('WORKSPACE'),
-  classification: DataClassification,
-  ...readBindingFields,
-});
+export const BindResourceRequest = z
+  .strictObject({
+    /** The resource's URI as discovered (at most 256 characters can be bound); or else `uriTemplate`. */
+    uri: McpToolName.optional(),
+    /**
+     * A discovered resource template's RFC 6570 `uriTemplate`, as the server lists it (at most 256 characters): the
+     * descriptor's arguments are the template's variables, and a read expands the template with them.
+     */
+    uriTemplate: McpToolName.optional(),
+    /** The governed id; default `{server name}.{resource name}` with characters outside [A-Za-z0-9_-] replaced by `_`. */
+    resourceId: ToolId.optional(),
+    knowledgeSource: ExternalId,
+    scope: KnowledgeScope.default('WORKSPACE'),
+    classification: DataClassification,
+    ...readBindingFields,
+  })
+  .refine((request) => (request.uri === undefined) !== (request.uriTemplate === undefined), {
+    message: 'a resource binding names either a uri or a uriTemplate, not both',
+    path: ['uri'],
+  });
 export type BindResourceRequest = z.infer<typeof BindResourceRequest>;
 
 /** Binds a discovered prompt to a descriptor (fetched through the pipeline with prompts/get), mapped to a skill or a workflow step. */
@@ -278,9 +288,9 @@ export const DiscoveredToolView = z.strictObject({
 export type DiscoveredToolView = z.infer<typeof DiscoveredToolView>;
 
 /**
- * A discovered resource (named by its URI) or prompt (by its name) with its binding, like a discovered tool's: listed
- * whether bound or not, readable only when bound. `definitionHash` is absent for an item discovered before resources
- * and prompts were bindable (discover the server again).
+ * A discovered resource (named by its URI), resource template (by its uriTemplate) or prompt (by its name) with its
+ * binding, like a discovered tool's: listed whether bound or not, readable only when bound. `definitionHash` is absent
+ * for an item discovered before resources and prompts were bindable (discover the server again).
  */
 export const DiscoveredReadView = z.strictObject({
   serverId: Uuid,
@@ -308,8 +318,13 @@ export type DiscoveredReadView = z.infer<typeof DiscoveredReadView>;
 export const ListToolsRequest = z.strictObject({ serverId: Uuid.optional() });
 export type ListToolsRequest = z.infer<typeof ListToolsRequest>;
 
-/** Discovered tools, resources and prompts with their binding state. */
-export const ListToolsReply = z.strictObject({ tools: z.array(DiscoveredToolView), resources: z.array(DiscoveredReadView), prompts: z.array(DiscoveredReadView) });
+/** Discovered tools, resources, resource templates (capability `resource`, named by their uriTemplate) and prompts with their binding state. */
+export const ListToolsReply = z.strictObject({
+  tools: z.array(DiscoveredToolView),
+  resources: z.array(DiscoveredReadView),
+  resourceTemplates: z.array(DiscoveredReadView).optional(),
+  prompts: z.array(DiscoveredReadView),
+});
 export type ListToolsReply = z.infer<typeof ListToolsReply>;
 
 /** Reads one descriptor: an exact version, or (without one) the newest active version. */

@@ -31,6 +31,11 @@ export const ResourceBinding = z.strictObject({
   scope: KnowledgeScope,
   classification: DataClassification,
   mimeType: z.string().max(256).optional(),
+  /**
+   * Present when the binding is of a resource template: the RFC 6570 template (also the `providerToolName`), whose
+   * variables are the descriptor's input (each a required string). A read expands it with the call's arguments.
+   */
+  uriTemplate: McpToolName.optional(),
 });
 export type ResourceBinding = z.infer<typeof ResourceBinding>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SandboxLeaseRecord } from './sandbox.js';
+import { InvocationCompletion } from './completion.js';
 import { IdempotencySemantics, RiskClass, SideEffectClass } from './classification.js';
 import { ToolFailure } from './errors.js';
 import { PipelineStage } from './invocation-events.js';
@@ -55,6 +56,8 @@ export const ToolInvocation = z.object({
    * adapter's own store: arguments never reach events or projections.
    */
   argumentsJson: z.string(),
+  /** For a completion (`completion/complete`): the argument and partial value asked about; `argumentsJson` holds the others. */
+  completion: InvocationCompletion.optional(),
   declaredClass: SideEffectClass.optional(),
   /** The declared class raised by environment and policy; never lower than `declaredClass`. */
   effectiveClass: SideEffectClass.optional(),

@@ -1,5 +1,14 @@
-import { canonicalJson, McpDiscoveredTool, sha256Hex, ToolplaneError, type McpDiscoveredPrompt, type McpDiscoveredResource, type Sha256Hex } from '@toolplane/contracts';
-import type { McpPrompt, McpResource, McpTool } from './model.js';
+import {
+  canonicalJson,
+  McpDiscoveredTool,
+  sha256Hex,
+  ToolplaneError,
+  type McpDiscoveredPrompt,
+  type McpDiscoveredResource,
+  type McpDiscoveredResourceTemplate,
+  type Sha256Hex,
+} from '@toolplane/contracts';
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool } from './model.js';
 
 /**
  * The hash a binding pins: SHA-256 over the canonical JSON (RFC 8785) of `{ name, title, description,
@@ -58,6 +67,23 @@ export function toDiscoveredResource(resource: McpResource): McpDiscoveredResour
   const definitionHash = sha256Hex(canonicalJson({ uri, name, title, description, mimeType }));
   return {
     uri,
+    name: name.slice(0, 256),
+    ...(title === undefined ? {} : { title: title.slice(0, 256) }),
+    ...(mimeType === undefined ? {} : { mimeType: mimeType.slice(0, 256) }),
+    ...(description === undefined ? {} : { description: description.slice(0, 4096) }),
+    definitionHash,
+  };
+}
+
+/**
+ * A listed resource template as the registry stores it, with the hash a binding of it pins: SHA-256 over the canonical
+ * JSON of `{ uriTemplate, name, title, description, mimeType }` as the server sent them, like a resource's.
+ */
+export function toDiscoveredResourceTemplate(template: McpResourceTemplate): McpDiscoveredResourceTemplate {
+  const { uriTemplate, name, title, description, mimeType } = template;
+  const definitionHash = sha256Hex(canonicalJson({ uriTemplate, name, title, description, mimeType }));
+  return {
+    uriTemplate,
     name: name.slice(0, 256),
     ...(title === undefined ? {} : { title: title.slice(0, 256) }),
     ...(mimeType === undefined ? {} : { mimeType: mimeType.slice(0, 256) }),

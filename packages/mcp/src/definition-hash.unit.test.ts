@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from '@toolplane/contracts';
 import { describe, expect, it } from 'vitest';
-import { toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
+import { toDiscoveredResourceTemplate, toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
 import type { McpTool } from './model.js';
 
 const tool: McpTool = {
@@ -56,5 +56,21 @@ describe('toDiscoveredTool', () => {
 
   it('refuses a tool beyond what the registry can store', () => {
     expect(() => toDiscoveredTool({ ...tool, description: 'x'.repeat(20_000) })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
+
+describe('toDiscoveredResourceTemplate', () => {
+  const template = { uriTemplate: 'test://template/{id}/data', name: 'template', title: 'Resource Template', mimeType: 'application/json' };
+
+  it('pins the hash of the canonical JSON of what the server listed', () => {
+    const discovered = toDiscoveredResourceTemplate(template);
+    expect(discovered).toEqual({ ...template, definitionHash: sha256Hex(canonicalJson(template)) });
+    expect(toDiscoveredResourceTemplate({ ...template, uriTemplate: 'test://template/{id}/other' }).definitionHash).not.toBe(discovered.definitionHash);
+  });
+
+  it('bounds the stored text, never the hashed definition', () => {
+    const long = toDiscoveredResourceTemplate({ ...template, description: 'd'.repeat(5000) });
+    expect(long.description).toHaveLength(4096);
+    expect(long.definitionHash).toBe(sha256Hex(canonicalJson({ ...template, description: 'd'.repeat(5000) })));
   });
 });

@@ -1,8 +1,11 @@
 // The public entry of @toolplane/mcp: MCP clients for consumed servers (stdio and Streamable HTTP), a session
 // pool, error translation into the contract's codes, and tool definition hashing. The only importer of the SDK.
-export { toDiscoveredPrompt, toDiscoveredResource, toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
+export { toDiscoveredPrompt, toDiscoveredResource, toDiscoveredResourceTemplate, toDiscoveredTool, toolDefinitionHash } from './definition-hash.js';
 export type {
   JsonRecord,
+  McpCompletion,
+  McpCompletionRef,
+  McpCompletionRequest,
   McpContentAnnotations,
   McpContentBlock,
   McpImplementation,
@@ -12,6 +15,7 @@ export type {
   McpPromptMessages,
   McpResource,
   McpResourceContents,
+  McpResourceTemplate,
   McpServerCapabilities,
   McpTool,
   McpToolResult,

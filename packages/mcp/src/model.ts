@@ -37,6 +37,15 @@ export interface McpResource {
   readonly size?: number | undefined;
 }
 
+/** A resource template (RFC 6570 `uriTemplate`) as a server lists it. */
+export interface McpResourceTemplate {
+  readonly uriTemplate: string;
+  readonly name: string;
+  readonly title?: string | undefined;
+  readonly description?: string | undefined;
+  readonly mimeType?: string | undefined;
+}
+
 /** One argument of a prompt. */
 export interface McpPromptArgument {
   readonly name: string;
@@ -106,6 +115,27 @@ export interface McpResourceContents {
 export interface McpPromptMessages {
   readonly description?: string | undefined;
   readonly messages: readonly { readonly role: 'user' | 'assistant'; readonly content: McpContentBlock }[];
+}
+
+/** What a completion completes an argument of: a prompt by name, or a resource template by its URI template. */
+export type McpCompletionRef = { readonly type: 'ref/prompt'; readonly name: string } | { readonly type: 'ref/resource'; readonly uri: string };
+
+/** A `completion/complete` request: the argument and what has been typed so far, and the arguments already chosen. */
+export interface McpCompletionRequest {
+  readonly ref: McpCompletionRef;
+  readonly argument: { readonly name: string; readonly value: string };
+  /** The other arguments already resolved (MCP's `context.arguments`). */
+  readonly context?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * The answer to completion/complete: at most 100 values (the SDK refuses more), the total if the server knows it, and
+ * whether there are more. Untrusted data. A server that does not offer completions answers with no values.
+ */
+export interface McpCompletion {
+  readonly values: readonly string[];
+  readonly total?: number | undefined;
+  readonly hasMore?: boolean | undefined;
 }
 
 /** What a server said it can do in the handshake (the MCP `ServerCapabilities` object). */

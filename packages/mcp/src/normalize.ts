@@ -1,21 +1,25 @@
 import type {
   Annotations,
   CallToolResult,
+  CompleteResult,
   ContentBlock,
   GetPromptResult,
   Prompt,
   ReadResourceResult,
   Resource,
+  ResourceTemplateType,
   Tool,
 } from '@modelcontextprotocol/client';
 import { objectOutputSchema, objectStructuredContent } from './era-projection.js';
 import type {
+  McpCompletion,
   McpContentAnnotations,
   McpContentBlock,
   McpPrompt,
   McpPromptMessages,
   McpResource,
   McpResourceContents,
+  McpResourceTemplate,
   McpTool,
   McpToolResult,
 } from './model.js';
@@ -79,6 +83,17 @@ export function normalizeToolResult(result: CallToolResult, schemaWrapped = fals
   };
 }
 
+/** A listed resource template, as this package exposes it. */
+export function normalizeResourceTemplate(template: ResourceTemplateType): McpResourceTemplate {
+  return {
+    uriTemplate: template.uriTemplate,
+    name: template.name,
+    ...(template.title === undefined ? {} : { title: template.title }),
+    ...(template.description === undefined ? {} : { description: template.description }),
+    ...(template.mimeType === undefined ? {} : { mimeType: template.mimeType }),
+  };
+}
+
 /** A resources/read result, as this package exposes it. */
 export function normalizeResourceContents(result: ReadResourceResult): McpResourceContents {
   return {
@@ -97,6 +112,12 @@ export function normalizePromptMessages(result: GetPromptResult): McpPromptMessa
     ...(result.description === undefined ? {} : { description: result.description }),
     messages: result.messages.map((message) => ({ role: message.role, content: normalizeContent(message.content) })),
   };
+}
+
+/** A completion/complete result, as this package exposes it (what the server sent, without `_meta`). */
+export function normalizeCompletion(result: CompleteResult): McpCompletion {
+  const { values, total, hasMore } = result.completion;
+  return { values, ...(total === undefined ? {} : { total }), ...(hasMore === undefined ? {} : { hasMore }) };
 }
 
 function normalizeContent(block: ContentBlock): McpContentBlock {

@@ -1,5 +1,5 @@
 import { ToolplaneError } from '@toolplane/contracts';
-import type { McpList, McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
+import type { McpCompletion, McpCompletionRequest, McpList, McpPromptMessages, McpResourceContents, McpToolResult } from './model.js';
 import { connectMcp, type McpConnectOptions, type McpEraVerdict, type McpRequestOptions, type McpSession } from './session.js';
 import { describeTarget, mcpTargetKey, validateTarget, type McpTarget } from './target.js';
 
@@ -39,6 +39,8 @@ export interface McpPool {
   readResource(target: McpTarget, uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
   /** Gets a prompt through the pooled session, within one deadline like callTool. */
   getPrompt(target: McpTarget, name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
+  /** Asks for argument values (completion/complete) through the pooled session, within one deadline like callTool. */
+  complete(target: McpTarget, request: McpCompletionRequest, options?: McpRequestOptions): Promise<McpCompletion>;
   /** Listens to the list_changed notifications of `target` (naming the list) across reconnections; returns the unsubscribe function. */
   onListChanged(target: McpTarget, listener: (list: McpList) => void): () => void;
   /** Closes and forgets the session of `target`, if any. */
@@ -161,6 +163,7 @@ export function createMcpPool(options: McpPoolOptions = {}): McpPool {
     callTool: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.callTool(name, args, rest)),
     readResource: (target, uri, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.readResource(uri, rest)),
     getPrompt: (target, name, args, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.getPrompt(name, args, rest)),
+    complete: (target, request, requestOptions = {}) => through(target, requestOptions, (pooled, rest) => pooled.complete(request, rest)),
     onListChanged(target, listener) {
       const key = mcpTargetKey(target);
       let set = listeners.get(key);

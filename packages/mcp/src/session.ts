@@ -14,17 +14,29 @@ import { tracedToolCall } from './call-tracing.js';
 import { isNonObjectSchemaRoot } from './era-projection.js';
 import type {
   JsonRecord,
+  McpCompletion,
+  McpCompletionRequest,
   McpImplementation,
   McpList,
   McpPrompt,
   McpPromptMessages,
   McpResource,
   McpResourceContents,
+  McpResourceTemplate,
   McpServerCapabilities,
   McpTool,
   McpToolResult,
 } from './model.js';
-import { normalizePrompt, normalizePromptMessages, normalizeResource, normalizeResourceContents, normalizeTool, normalizeToolResult } from './normalize.js';
+import {
+  normalizeCompletion,
+  normalizePrompt,
+  normalizePromptMessages,
+  normalizeResource,
+  normalizeResourceContents,
+  normalizeResourceTemplate,
+  normalizeTool,
+  normalizeToolResult,
+} from './normalize.js';
 import { collectPages, type PageLimits } from './pagination.js';
 import { createSessionFetch, type SessionFetch } from './session-fetch.js';
 import type { StdioSandboxOptions } from './sandbox.js';
@@ -102,6 +114,8 @@ export interface McpSession {
   listTools(options?: McpListOptions): Promise<McpTool[]>;
   /** All resources, following pagination to the end. */
   listResources(options?: McpListOptions): Promise<McpResource[]>;
+  /** All resource templates (resources/templates/list), following pagination to the end. */
+  listResourceTemplates(options?: McpListOptions): Promise<McpResourceTemplate[]>;
   /** All prompts, following pagination to the end. */
   listPrompts(options?: McpListOptions): Promise<McpPrompt[]>;
   /** A round trip to the server (`ping`; `server/discover` at 2026-07-28, which has no ping). */
@@ -112,6 +126,11 @@ export interface McpSession {
   readResource(uri: string, options?: McpRequestOptions): Promise<McpResourceContents>;
   /** Gets a prompt with its arguments (prompts/get). */
   getPrompt(name: string, args: Record<string, string>, options?: McpRequestOptions): Promise<McpPromptMessages>;
+  /**
+   * Asks for values of a prompt's or resource template's argument (completion/complete). A server that did not declare
+   * the `completions` capability is not asked: it has none to offer, so the answer is no values.
+   */
+  complete(request: McpCompletionRequest, options?: McpRequestOptions): Promise<McpCompletion>;
   /**
    * Calls `listener` on every `notifications/tools|resources|prompts/list_changed`, naming the list; returns the
    * unsubscribe function. At 2026-07-28 the first listener opens the `subscriptions/listen` stream they arrive on.
@@ -437,6 +456,15 @@ class ClientSession implements McpSession {
     );
   }
 
+  listResourceTemplates(options: McpListOptions = {}): Promise<McpResourceTemplate[]> {
+    return this.run('resources/templates/list', options, undefined, (sdk) =>
+      collectPages('resource templates', options, async (cursor) => {
+        const page = await this.parts.client.request({ method: 'resources/templates/list', params: cursor === undefined ? {} : { cursor } }, sdk);
+        return { items: page.resourceTemplates.map(normalizeResourceTemplate), nextCursor: page.nextCursor };
+      }),
+    );
+  }
+
   listPrompts(options: McpListOptions = {}): Promise<McpPrompt[]> {
     return this.run('prompts/list', options, undefined, (sdk) =>
       collectPages('prompts', options, async (cursor) => {
@@ -475,6 +503,13 @@ class ClientSession implements McpSession {
     return this.run('prompts/get', options, undefined, async (sdk) =>
       normalizePromptMessages(await this.parts.client.request({ method: 'prompts/get', params: { name, arguments: args } }, sdk)),
     );
+  }
+
+  async complete(request: McpCompletionRequest, options: McpRequestOptions = {}): Promise<McpCompletion> {
+    if (this.serverCapabilities.completions === undefined) return { values: [] };
+    const { ref, argument, context } = request;
+    const params = { ref: { ...ref }, argument: { ...argument }, ...(context === undefined ? {} : { context: { arguments: { ...context } } }) };
+    return this.run('completion/complete', options, undefined, async (sdk) => normalizeCompletion(await this.parts.client.complete(params, sdk)));
   }
 
   onListChanged(listener: (list: McpList) => void): () => void {

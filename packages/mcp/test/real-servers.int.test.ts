@@ -49,6 +49,8 @@ describe('server-everything', () => {
         const resources = await session.listResources({ timeoutMs: 10_000 });
         expect(resources.length).toBeGreaterThan(0);
         for (const resource of resources) expect(resource.uri).not.toBe('');
+        const templates = await session.listResourceTemplates({ timeoutMs: 10_000 });
+        expect(templates.map((template) => template.uriTemplate)).toEqual(expect.arrayContaining(['demo://resource/dynamic/text/{resourceId}']));
         const prompts = await session.listPrompts({ timeoutMs: 10_000 });
         expect(prompts.map((prompt) => prompt.name).length).toBeGreaterThan(0);
 

@@ -285,7 +285,7 @@ describe('the per-token rate limit', () => {
       expect((await post(ping, { ...auth, authorization: `Bearer ${another}` }, target)).status).toBe(200);
       // A method the endpoint does not serve (the SDK answers it) and a notification, with a third token.
       const third = await issueToken({ ...agent, agentId: 'agent-3', tenant, workspace: 'main' }, key.privateKey, { kid: key.kid, expiresIn: '5m' });
-      const unknown = await post({ jsonrpc: '2.0', id: 7, method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } } }, { ...auth, authorization: `Bearer ${third}` }, target);
+      const unknown = await post({ jsonrpc: '2.0', id: 7, method: 'logging/setLevel', params: { level: 'info' } }, { ...auth, authorization: `Bearer ${third}` }, target);
       expect(await unknown.json()).toMatchObject({ id: 7, error: { code: -32601 } });
       expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, authorization: `Bearer ${third}` }, target)).status).toBe(202);
 

@@ -32,6 +32,22 @@ interface ReadBindOptions extends TokenOptions {
   readonly expectHash?: string;
 }
 
+interface ResourceBindOptions extends ReadBindOptions {
+  readonly template?: string;
+  readonly knowledgeSource: string;
+  readonly classification: DataClassification;
+  readonly scope?: KnowledgeScope;
+  readonly resourceId?: string;
+}
+
+/** What `resources bind` binds: the resource at a URI, or (`--template`) a resource template; exactly one. */
+export function resourceOrTemplate(uri: string | undefined, template: string | undefined): { uri: string } | { uriTemplate: string } {
+  if (uri !== undefined && template !== undefined) throw new ToolplaneError('INVALID_ARGUMENT', 'give a resource URI or --template <uriTemplate>, not both');
+  if (template !== undefined) return { uriTemplate: template };
+  if (uri === undefined) throw new ToolplaneError('INVALID_ARGUMENT', 'give the resource URI, or --template <uriTemplate> to bind a resource template');
+  return { uri };
+}
+
 /** The flags every read binding shares. */
 function withReadBindingFlags(command: Command): Command {
   return command
@@ -65,11 +81,18 @@ async function asAgent<T>(ctx: CliContext, flags: AgentTokenOptions, work: (clie
   }
 }
 
-/** The effective resources as a table. */
+/** The effective resources and resource templates as a table (a template's URI column is its `uriTemplate`). */
 export function effectiveResourcesText(set: EffectiveToolSet): string {
+  const rows = [...(set.resources ?? []), ...(set.resourceTemplates ?? [])];
   return formatTable(
     ['RESOURCE ID', 'VERSION', 'CLASSIFICATION', 'KNOWLEDGE SOURCE', 'URI'],
-    (set.resources ?? []).map((resource) => [resource.resourceId, resource.toolVersion, resource.classification, `${resource.knowledgeSource} (${resource.scope.toLowerCase()})`, resource.uri]),
+    rows.map((resource) => [
+      resource.resourceId,
+      resource.toolVersion,
+      resource.classification,
+      `${resource.knowledgeSource} (${resource.scope.toLowerCase()})`,
+      'uriTemplate' in resource ? resource.uriTemplate : resource.uri,
+    ]),
   );
 }
 
@@ -110,27 +133,32 @@ export const readsCommands: CommandGroup = (program, context) => {
   const resources = program.command('resources').description('Bind discovered resources to knowledge sources (operator), and read them as an agent through the governed pipeline.');
 
   withToken(resources.command('list'))
-    .description('list discovered resources with their binding state (an unbound one is listed but never readable)')
+    .description('list discovered resources and resource templates with their binding state (an unbound one is listed but never readable)')
     .option('--server <id>', 'only the resources of this server')
     .action(async (options: TokenOptions & { server?: string }) => {
       const ctx = context();
       const reply = await ctx.call('registry', registryOperations.listTools, registryCommandSchemas.listTools, options.server === undefined ? {} : { serverId: options.server }, await operatorHeaders(ctx, options));
-      ctx.print(reply.resources, () => discoveredReadsText(reply.resources));
+      const views = [...reply.resources, ...(reply.resourceTemplates ?? [])];
+      ctx.print(views, () => discoveredReadsText(views));
     });
 
   withReadBindingFlags(withToken(resources.command('bind')))
-    .description('bind a discovered resource: map it to a knowledge source with a scope and a data classification, and pin its definition')
+    .description(
+      'bind a discovered resource (by its URI) or resource template (--template): map it to a knowledge source with a scope and a data ' +
+        'classification, and pin its definition',
+    )
     .argument('<serverId>', 'server id')
-    .argument('<uri>', "the resource's URI on the server")
+    .argument('[uri]', "the resource's URI on the server")
+    .option('--template <uriTemplate>', "instead of a URI: a resource template's uriTemplate as the server lists it (its variables become the read's arguments)")
     .requiredOption('--knowledge-source <id>', 'the knowledge source the resource belongs to')
     .requiredOption('--classification <class>', 'public, internal, confidential or restricted: agents read it only up to their clearance', parseClassification)
     .option('--scope <scope>', 'workspace (default) or tenant', parseScope)
     .option('--resource-id <id>', 'the governed id (default {server}.{resource name})')
-    .action(async (serverId: string, uri: string, options: ReadBindOptions & { knowledgeSource: string; classification: DataClassification; scope?: KnowledgeScope; resourceId?: string }) => {
+    .action(async (serverId: string, uri: string | undefined, options: ResourceBindOptions) => {
       const ctx = context();
       const request = {
         serverId,
-        uri,
+        ...resourceOrTemplate(uri, options.template),
         knowledgeSource: options.knowledgeSource,
         classification: options.classification,
         ...(options.scope === undefined ? {} : { scope: options.scope }),
@@ -142,9 +170,9 @@ export const readsCommands: CommandGroup = (program, context) => {
     });
 
   withToken(resources.command('unbind'))
-    .description('unbind a resource: its descriptor is retired and reads of it are refused')
+    .description('unbind a resource or resource template: its descriptor is retired and reads of it are refused')
     .argument('<serverId>', 'server id')
-    .argument('<uri>', "the resource's URI on the server")
+    .argument('<uri>', "the resource's URI on the server (a template's uriTemplate)")
     .action(async (serverId: string, uri: string, options: TokenOptions) => {
       const ctx = context();
       const reply = await ctx.call('registry', registryOperations.unbind, registryCommandSchemas.unbind, { serverId, toolName: uri, capability: 'resource' }, await operatorHeaders(ctx, options));
@@ -152,22 +180,28 @@ export const readsCommands: CommandGroup = (program, context) => {
     });
 
   withAgentToken(resources.command('effective'))
-    .description('list the resources the agent may read')
+    .description('list the resources and resource templates the agent may read')
     .action(async (flags: AgentTokenOptions) => {
       const ctx = context();
       const set = await asAgent(ctx, flags, (client) => client.effectiveTools());
-      ctx.print(set.resources ?? [], () => effectiveResourcesText(set));
+      ctx.print([...(set.resources ?? []), ...(set.resourceTemplates ?? [])], () => effectiveResourcesText(set));
     });
 
   withAgentToken(resources.command('read'))
     .description('read a bound resource as an agent through the governed pipeline; prints the receipt and the contents (exit 1 unless SUCCESS, except with --json)')
     .argument('<resourceId>', 'governed resource id')
+    .option('--args <json>', "a bound template's variables as a JSON object of strings, or - to read them from standard input", '{}')
     .option('--key <key>', 'idempotency key (default: generated)')
     .option('--timeout-ms <n>', 'how long to wait (default 60000)', parseTimeoutMs)
-    .action(async (resourceId: string, flags: AgentTokenOptions & { key?: string; timeoutMs?: number }) => {
+    .action(async (resourceId: string, flags: AgentTokenOptions & { args: string; key?: string; timeoutMs?: number }) => {
       const ctx = context();
+      const variables = stringArguments(await parseArguments(flags.args, ctx.io.readStdin), 'template variable');
       const result = await asAgent(ctx, flags, (client) =>
-        client.readResource(resourceId, { ...(flags.key === undefined ? {} : { idempotencyKey: flags.key }), ...(flags.timeoutMs === undefined ? {} : { timeoutMs: flags.timeoutMs }) }),
+        client.readResource(resourceId, {
+          variables,
+          ...(flags.key === undefined ? {} : { idempotencyKey: flags.key }),
+          ...(flags.timeoutMs === undefined ? {} : { timeoutMs: flags.timeoutMs }),
+        }),
       );
       printOutcome(ctx, result);
     });
@@ -243,10 +277,10 @@ export function parseTarget(value: string): PromptTarget {
   return { kind, ref: value.slice(colon + 1) };
 }
 
-function stringArguments(args: JsonObject): Record<string, string> {
+function stringArguments(args: JsonObject, what = 'prompt argument'): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
-    if (typeof value !== 'string') throw new ToolplaneError('INVALID_ARGUMENT', `prompt argument ${name} must be a string`);
+    if (typeof value !== 'string') throw new ToolplaneError('INVALID_ARGUMENT', `${what} ${name} must be a string`);
     out[name] = value;
   }
   return out;

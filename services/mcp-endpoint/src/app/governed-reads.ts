@@ -1,7 +1,34 @@
 import type { ToolplaneClient } from '@toolplane/client';
-import { PromptContent, ResourceReadContent, ToolId, ToolplaneError, mcpMetaKeys, type InvocationResult, type JsonObject, type Scope } from '@toolplane/contracts';
+import {
+  CompletionContent,
+  MAX_COMPLETION_VALUE_CHARS,
+  MAX_COMPLETION_VALUES,
+  PromptContent,
+  ResourceReadContent,
+  ToolId,
+  ToolplaneError,
+  mcpMetaKeys,
+  type EffectiveResourceTemplate,
+  type ErrorCode,
+  type InvocationCompletion,
+  type InvocationResult,
+  type JsonObject,
+  type Scope,
+} from '@toolplane/contracts';
 import { mcpCallKey } from '../core/call-key.js';
-import { exposedResourceUri, resourceIdOfUri, toMcpPrompt, toMcpResource, type McpPromptEntry, type McpResourceEntry } from '../core/read-mapping.js';
+import {
+  exposedResourceUri,
+  readTargetOf,
+  resourceIdOfTemplate,
+  resourceIdOfUri,
+  toMcpPrompt,
+  toMcpResource,
+  toMcpResourceTemplate,
+  type McpPromptEntry,
+  type McpResourceEntry,
+  type McpResourceTemplateEntry,
+  type ReadTarget,
+} from '../core/read-mapping.js';
 import type { Caller } from './authenticate.js';
 
 /** One resources/read or prompts/get as the endpoint received it. */
@@ -30,9 +57,14 @@ export type McpPromptResult = PromptContent & { readonly _meta: ReadMeta };
  */
 export interface GovernedReads {
   listResources(caller: Caller, signal: AbortSignal): Promise<McpResourceEntry[]>;
+  /** The caller's bound resource templates, each under the endpoint's template of its governed id (see read-mapping.ts). */
+  listResourceTemplates(caller: Caller, signal: AbortSignal): Promise<McpResourceTemplateEntry[]>;
+  /** A read of a bound resource, or of a URI one of the caller's bound templates expands to (with its variables). */
   readResource(caller: Caller, uri: string, request: ReadRequest, signal: AbortSignal): Promise<McpReadResult>;
   listPrompts(caller: Caller, signal: AbortSignal): Promise<McpPromptEntry[]>;
   getPrompt(caller: Caller, name: string, args: Readonly<Record<string, string>>, request: ReadRequest, signal: AbortSignal): Promise<McpPromptResult>;
+  /** completion/complete of a prompt's (or resource template's) argument, through the pipeline as its fetch (or read) would be. */
+  complete(caller: Caller, completion: CompletionRequest, request: ReadRequest, signal: AbortSignal): Promise<McpCompletionResult>;
 }
 
 export interface GovernedReadsOptions {
@@ -51,6 +83,34 @@ export class McpNotFound extends Error {
   }
 }
 
+/** One completion/complete as the endpoint received it: what it completes, the argument and partial value, the others. */
+export interface CompletionRequest {
+  readonly ref: { readonly type: 'ref/prompt'; readonly name: string } | { readonly type: 'ref/resource'; readonly uri: string };
+  readonly argument: InvocationCompletion['argument'];
+  /** The arguments already chosen (`context.arguments`). */
+  readonly context: Readonly<Record<string, string>>;
+}
+
+/** What a completion/complete answers: the values (at most 100), and the receipt. */
+export interface McpCompletionResult {
+  readonly completion: CompletionContent['completion'];
+  readonly _meta: ReadMeta;
+}
+
+/**
+ * A completion the caller cannot have: an item it is not offered, an argument the item does not have, or one its policy
+ * refuses. MCP answers each as invalid params (-32602); `code` is the taxonomy's reason (NOT_FOUND, INVALID_ARGUMENT,
+ * AUTHORIZATION_DENIED), which the endpoint's metrics count it by.
+ */
+export class McpInvalidReference extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'McpInvalidReference';
+    this.code = code;
+  }
+}
+
 function metaOf(result: InvocationResult): ReadMeta {
   return { [mcpMetaKeys.receipt]: result.receipt, [mcpMetaKeys.provenance]: result.provenance };
 }
@@ -62,10 +122,53 @@ function contentOf(result: InvocationResult): JsonObject | undefined {
   throw new ToolplaneError(failure.code, `${result.receipt.toolId} ended ${result.status}: ${failure.message}`, { retryable: failure.retryable });
 }
 
+/** The failures of a completion that mean the caller cannot complete that argument of that item: invalid params. */
+const refusedCompletion: ReadonlySet<ErrorCode> = new Set(['NOT_FOUND', 'INVALID_ARGUMENT', 'AUTHORIZATION_DENIED']);
+
+/**
+ * The values of a completion's result. A denial for an item not offered, an argument it lacks or a policy refusal is
+ * McpInvalidReference (NOT_FOUND says no more than that the item is not offered); any other failure is typed, as a
+ * read's. The structured form is always within the result bound (the adapter bounds the values to fit it twice); should
+ * it be missing anyway, the values are the lines of the text view.
+ */
+function completionOf(result: InvocationResult, what: string): CompletionContent['completion'] {
+  const failure = result.receipt.failure;
+  if (result.status !== 'SUCCESS' && failure !== undefined && refusedCompletion.has(failure.code)) {
+    throw new McpInvalidReference(failure.code, failure.code === 'NOT_FOUND' ? `no ${what} is offered to this agent` : failure.message);
+  }
+  const content = CompletionContent.safeParse(contentOf(result));
+  if (content.success) return content.data.completion;
+  const lines = (result.textContent ?? '').split('\n').filter((line) => line !== '' && line.length <= MAX_COMPLETION_VALUE_CHARS);
+  return { values: lines.slice(0, MAX_COMPLETION_VALUES), hasMore: true };
+}
+
+/** What a completion completes: the governed id, what it binds, and how a refusal names it. */
+interface CompletionTarget {
+  readonly id: string;
+  readonly capability: 'prompt' | 'resource';
+  readonly what: string;
+}
+
+/**
+ * The governed id a completion's reference names: a prompt by the name it is listed under (its governed id); a bound
+ * resource template by the template it is listed under (`resources/templates/list`), or by its server's own template
+ * among the caller's (`templates`, asked only then). The pipeline decides whether the caller may complete it.
+ */
+async function completionTargetOf(ref: CompletionRequest['ref'], templates: () => Promise<readonly EffectiveResourceTemplate[]>): Promise<CompletionTarget | undefined> {
+  if (ref.type === 'ref/prompt') return ToolId.safeParse(ref.name).success ? { id: ref.name, capability: 'prompt', what: `prompt ${ref.name}` } : undefined;
+  const id = resourceIdOfTemplate(ref.uri) ?? (await templates()).find((template) => template.uriTemplate === ref.uri)?.resourceId;
+  return id === undefined ? undefined : { id, capability: 'resource', what: describeRef(ref) };
+}
+
+/** What a completion's reference is called in a refusal (bounded: it is the client's text). */
+function describeRef(ref: CompletionRequest['ref']): string {
+  return ref.type === 'ref/prompt' ? `prompt ${ref.name.slice(0, 256)}` : `resource template ${ref.uri.slice(0, 256)}`;
+}
+
 /** Resources and prompts of the workspace for MCP clients, governed as tool calls are. */
 export function governedReads(options: GovernedReadsOptions): GovernedReads {
   const { clientFor } = options;
-  const keyOf = (caller: Caller, request: ReadRequest, toolId: string, args: JsonObject) =>
+  const keyOf = (caller: Caller, request: ReadRequest, toolId: string, args: JsonObject, completion?: InvocationCompletion) =>
     mcpCallKey({
       tenant: caller.scope.tenant,
       workspace: caller.scope.workspace,
@@ -75,10 +178,22 @@ export function governedReads(options: GovernedReadsOptions): GovernedReads {
       requestId: request.requestId,
       toolId,
       arguments: args,
+      completion,
     });
   // The endpoint of flow-backed tools serves those tools alone: no resources, no prompts.
   const effective = async (caller: Caller, signal: AbortSignal) =>
-    caller.surface === 'flows' ? { resources: [], prompts: [] } : (await clientFor(caller.scope)).effectiveTools({}, { contextToken: caller.token, signal });
+    caller.surface === 'flows' ? { resources: [], resourceTemplates: [], prompts: [] } : (await clientFor(caller.scope)).effectiveTools({}, { contextToken: caller.token, signal });
+  /**
+   * What a URI reads: a resource by the URI the endpoint lists it under (the pipeline decides whether the caller may
+   * read it), else a resource or template of the caller's effective set the URI names (read-mapping.ts); MCP's
+   * resource-not-found otherwise.
+   */
+  const readTarget = async (caller: Caller, uri: string, signal: AbortSignal): Promise<ReadTarget> => {
+    const listed = resourceIdOfUri(uri);
+    const target = listed === undefined ? readTargetOf(uri, await effective(caller, signal)) : { resourceId: listed, variables: {}, template: false };
+    if (target === undefined) throw new McpNotFound(`no resource ${uri.slice(0, 256)} is offered to this agent`, uri.slice(0, 2048));
+    return target;
+  };
   const served = (caller: Caller, what: string, name: string) => {
     if (caller.surface === 'flows') throw new McpNotFound(`no ${what} ${name.slice(0, 256)} is offered on the endpoint of flow-backed tools`);
   };
@@ -88,14 +203,17 @@ export function governedReads(options: GovernedReadsOptions): GovernedReads {
       return ((await effective(caller, signal)).resources ?? []).map(toMcpResource);
     },
 
+    async listResourceTemplates(caller, signal) {
+      return ((await effective(caller, signal)).resourceTemplates ?? []).map(toMcpResourceTemplate);
+    },
+
     async readResource(caller, uri, request, signal) {
       served(caller, 'resource', uri);
-      // The URI the endpoint lists, or the server's own URI of a resource the agent may read.
-      const resourceId = resourceIdOfUri(uri) ?? ((await effective(caller, signal)).resources ?? []).find((resource) => resource.uri === uri)?.resourceId;
-      if (resourceId === undefined) throw new McpNotFound(`no resource ${uri.slice(0, 256)} is offered to this agent`, uri.slice(0, 2048));
+      const { resourceId, variables, template } = await readTarget(caller, uri, signal);
       const client = await clientFor(caller.scope);
       const result = await client.readResource(resourceId, {
-        idempotencyKey: keyOf(caller, request, resourceId, {}),
+        variables,
+        idempotencyKey: keyOf(caller, request, resourceId, { ...variables }),
         contextToken: caller.token,
         timeoutMs: request.headerTimeoutMs ?? options.defaultTimeoutMs,
         signal,
@@ -103,9 +221,9 @@ export function governedReads(options: GovernedReadsOptions): GovernedReads {
       const content = ResourceReadContent.safeParse(contentOf(result));
       if (!content.success) {
         // Over the size bound, the structured form was dropped: the sanitized text is all there is.
-        return { contents: [{ uri: exposedResourceUri(resourceId), mimeType: 'text/plain', text: result.textContent ?? '' }], _meta: metaOf(result) };
+        return { contents: [{ uri: template ? uri : exposedResourceUri(resourceId), mimeType: 'text/plain', text: result.textContent ?? '' }], _meta: metaOf(result) };
       }
-      const listedUri = exposedResourceUri(resourceId);
+      const listedUri = template ? uri : exposedResourceUri(resourceId);
       return { contents: content.data.contents.map((item) => ({ ...item, uri: listedUri })), _meta: metaOf(result) };
     },
 
@@ -127,6 +245,22 @@ export function governedReads(options: GovernedReadsOptions): GovernedReads {
       const content = PromptContent.safeParse(contentOf(result));
       if (!content.success) return { messages: [{ role: 'user', content: { type: 'text', text: result.textContent ?? '' } }], _meta: metaOf(result) };
       return { ...content.data, _meta: metaOf(result) };
+    },
+
+    async complete(caller, completion, request, signal) {
+      const target = caller.surface === 'flows' ? undefined : await completionTargetOf(completion.ref, async () => (await effective(caller, signal)).resourceTemplates ?? []);
+      if (target === undefined) throw new McpInvalidReference('NOT_FOUND', `no ${describeRef(completion.ref)} is offered to this agent`);
+      // Governed as the item's fetch is: the pipeline decides whether the agent may have it, and records the call.
+      const client = await clientFor(caller.scope);
+      const result = await client.complete(target.id, completion.argument, {
+        capability: target.capability,
+        context: completion.context,
+        idempotencyKey: keyOf(caller, request, target.id, { ...completion.context }, { argument: completion.argument }),
+        contextToken: caller.token,
+        timeoutMs: request.headerTimeoutMs ?? options.defaultTimeoutMs,
+        signal,
+      });
+      return { completion: completionOf(result, target.what), _meta: metaOf(result) };
     },
   };
 }

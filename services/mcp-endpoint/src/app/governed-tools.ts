@@ -2,7 +2,8 @@ import type { ToolplaneClient } from '@toolplane/client';
 import { McpCallRequestMeta, ToolplaneError, hasErrorCode, isFlowToolId, mcpMetaKeys, sleep, type JsonObject, type Scope } from '@toolplane/contracts';
 import { mcpCallKey } from '../core/call-key.js';
 import { resultOfFailure, resultOfInvocation, resultOfPendingApproval, type McpCallToolResult } from '../core/call-result.js';
-import { toMcpPrompt, toMcpResource } from '../core/read-mapping.js';
+import { paramHeadersOf, type ParamHeader } from '../core/param-headers.js';
+import { toMcpPrompt, toMcpResource, toMcpResourceTemplate } from '../core/read-mapping.js';
 import { mcpToolName, toMcpTool, toolIdOfName, type McpToolEntry } from '../core/tool-mapping.js';
 import type { McpLists } from '../core/tool-set-digest.js';
 import type { Caller } from './authenticate.js';
@@ -36,6 +37,12 @@ export interface GovernedTools {
   /** The caller's tools, resources and prompts as MCP lists them, from one effective set (what a stream compares). */
   lists(caller: Caller, signal: AbortSignal): Promise<McpLists>;
   call(caller: Caller, call: ToolCall, signal: AbortSignal): Promise<McpCallToolResult>;
+  /**
+   * The `Mcp-Param-*` headers a 2026-07-28 call of `name` (a listed name or a governed id) must carry, as the input
+   * schema the caller is listed declares them: from what it was last listed, else from its set now. None for a tool
+   * it is not offered (the call answers that) or whose declarations are invalid.
+   */
+  paramHeaders(caller: Caller, name: string, signal: AbortSignal): Promise<readonly ParamHeader[]>;
 }
 
 export interface GovernedToolsOptions {
@@ -61,6 +68,12 @@ function probeDelays(firstMs: number): () => number {
   };
 }
 
+/** The headers a tool's valid `x-mcp-header` declarations ask for; none when they are invalid (nothing is checked then). */
+function declaredParamHeaders(inputSchema: JsonObject): readonly ParamHeader[] {
+  const declared = paramHeadersOf(inputSchema);
+  return declared.valid ? declared.headers : [];
+}
+
 /** Whether a tool is served where the caller came in: the flows endpoint serves the workspace's flow-backed tools alone. */
 function onSurface(caller: Caller, toolId: string): boolean {
   return caller.surface !== 'flows' || isFlowToolId(toolId);
@@ -79,7 +92,7 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
     const client = await clientFor(caller.scope);
     const set = await client.effectiveTools({}, { contextToken: caller.token, signal });
     const tools = set.tools.filter((tool) => onSurface(caller, tool.toolId));
-    names.remember(caller, tools.map((tool) => ({ name: mcpToolName(tool), toolId: tool.toolId })));
+    names.remember(caller, tools.map((tool) => ({ name: mcpToolName(tool), toolId: tool.toolId, paramHeaders: declaredParamHeaders(tool.inputSchema) })));
     return { set, tools: tools.map(toMcpTool) };
   };
 
@@ -111,11 +124,23 @@ export function governedTools(options: GovernedToolsOptions): GovernedTools {
       return (await listed(caller, signal)).tools;
     },
 
+    async paramHeaders(caller, name, signal) {
+      const known = names.paramHeadersOf(caller, name);
+      if (known !== undefined) return known;
+      await listed(caller, signal);
+      return names.paramHeadersOf(caller, name) ?? [];
+    },
+
     async lists(caller, signal) {
       const { set, tools } = await listed(caller, signal);
       // The endpoint of flow-backed tools serves those tools alone: no resources, no prompts.
       if (caller.surface === 'flows') return { tools, resources: [], prompts: [] };
-      return { tools, resources: (set.resources ?? []).map(toMcpResource), prompts: (set.prompts ?? []).map(toMcpPrompt) };
+      return {
+        tools,
+        resources: (set.resources ?? []).map(toMcpResource),
+        resourceTemplates: (set.resourceTemplates ?? []).map(toMcpResourceTemplate),
+        prompts: (set.prompts ?? []).map(toMcpPrompt),
+      };
     },
 
     async call(caller, call, signal) {

@@ -27,4 +27,24 @@ describe('the names a caller was listed', () => {
     now += 60_001;
     expect(names.toolIdOf(alice, 'everything__echo')).toBeUndefined();
   });
+
+  it('keeps the Mcp-Param headers of each listed tool, found by listed name or governed id, while the list is current', () => {
+    let now = 0;
+    const names = new ToolNames(() => now);
+    const alice = caller('token-a');
+    const region = { name: 'Region', path: ['region'], type: 'string' } as const;
+    names.remember(alice, [
+      { name: 'geo__lookup', toolId: 'geo.lookup', paramHeaders: [region] },
+      { name: 'everything__echo', toolId: 'everything.echo' },
+    ]);
+    expect(names.paramHeadersOf(alice, 'geo__lookup')).toEqual([region]);
+    expect(names.paramHeadersOf(alice, 'geo.lookup')).toEqual([region]);
+    expect(names.paramHeadersOf(alice, 'everything__echo')).toEqual([]);
+    expect(names.paramHeadersOf(alice, 'everything.echo')).toEqual([]);
+    // Not in the list, or no current list: unknown (the caller's set is asked again).
+    expect(names.paramHeadersOf(alice, 'other__tool')).toBeUndefined();
+    expect(names.paramHeadersOf(caller('token-b'), 'geo__lookup')).toBeUndefined();
+    now += 60_001;
+    expect(names.paramHeadersOf(alice, 'geo__lookup')).toBeUndefined();
+  });
 });

@@ -1,4 +1,4 @@
-import { canonicalHash, type JsonObject } from '@toolplane/contracts';
+import { canonicalHash, type InvocationCompletion, type JsonObject } from '@toolplane/contracts';
 
 // Commits to what the hash is for, like the contracts' derived keys, so it is never mistaken for another hash.
 const MCP_CALL_KEY_PURPOSE = 'toolplane/v1/mcp-call-key';
@@ -15,15 +15,18 @@ export interface McpCallKeyInput {
   readonly requestId: string | number;
   readonly toolId: string;
   readonly arguments: JsonObject;
+  /** A completion's argument and partial value (absent for any other call, whose key it leaves as it was). */
+  readonly completion?: InvocationCompletion | undefined;
 }
 
 /**
  * The idempotency key of a tools/call the client gave none for: `mcp-` and the SHA-256 of the canonical JSON of who
- * calls, in which session, with which request id, which tool with which arguments. An HTTP retry of the same request
- * (same session, id, tool and arguments) joins the same call whichever replica answers it; a new request, a new
- * session (JSON-RPC ids start over in each) or another agent makes a new one.
+ * calls, in which session, with which request id, which tool with which arguments (and, for a completion, which
+ * argument and partial value). An HTTP retry of the same request (same session, id, tool and arguments) joins the
+ * same call whichever replica answers it; a new request, a new session (JSON-RPC ids start over in each) or another
+ * agent makes a new one.
  */
 export function mcpCallKey(input: McpCallKeyInput): string {
-  const { tenant, workspace, agentId, principal, session, requestId, toolId, arguments: args } = input;
-  return `mcp-${canonicalHash({ purpose: MCP_CALL_KEY_PURPOSE, tenant, workspace, agentId, principal, session: session ?? null, requestId, toolId, arguments: args })}`;
+  const { tenant, workspace, agentId, principal, session, requestId, toolId, arguments: args, completion } = input;
+  return `mcp-${canonicalHash({ purpose: MCP_CALL_KEY_PURPOSE, tenant, workspace, agentId, principal, session: session ?? null, requestId, toolId, arguments: args, completion })}`;
 }

@@ -34,4 +34,13 @@ describe('the idempotency key of a tools/call without one', () => {
     ];
     for (const other of others) expect(mcpCallKey({ ...call, ...other })).not.toBe(key);
   });
+
+  it('of a completion differs by the argument and partial value, and is a tools/call’s own without one', () => {
+    const completing = (name: string, value: string) => mcpCallKey({ ...call, completion: { argument: { name, value } } });
+    expect(mcpCallKey({ ...call, completion: undefined })).toBe(mcpCallKey(call));
+    expect(completing('label', 'bu')).not.toBe(mcpCallKey(call));
+    expect(completing('label', 'bu')).toBe(completing('label', 'bu'));
+    expect(completing('label', 'bu')).not.toBe(completing('label', 'bug'));
+    expect(completing('label', 'bu')).not.toBe(completing('owner', 'bu'));
+  });
 });

@@ -16,6 +16,7 @@ export const mcpMethodLabels = [
   'resources/templates/list',
   'prompts/list',
   'prompts/get',
+  'completion/complete',
   'notifications/initialized',
   'notifications/cancelled',
 ] as const;

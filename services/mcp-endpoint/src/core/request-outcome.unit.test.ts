@@ -9,7 +9,8 @@ describe('labelling JSON-RPC messages for the request counter', () => {
     expect(methodLabel('resources/read')).toBe('resources/read');
     expect(methodLabel('server/discover')).toBe('server/discover');
     expect(methodLabel('subscriptions/listen')).toBe('subscriptions/listen');
-    expect(methodLabel('completion/complete')).toBe('other');
+    expect(methodLabel('completion/complete')).toBe('completion/complete');
+    expect(methodLabel('logging/setLevel')).toBe('other');
     expect(methodLabel('tools/call\u0000x')).toBe('other');
     expect(methodLabel(42)).toBe('other');
   });
@@ -42,6 +43,8 @@ describe('labelling JSON-RPC messages for the request counter', () => {
     expect(outcomeOfResponse({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'TIMEOUT: …', data: { code: 'TIMEOUT' } } })).toEqual({ id: 4, outcome: 'TIMEOUT' });
     expect(outcomeOfResponse({ jsonrpc: '2.0', id: 5, error: { code: -32601, message: 'Method not found' } })).toEqual({ id: 5, outcome: 'INVALID_ARGUMENT' });
     expect(outcomeOfResponse({ jsonrpc: '2.0', id: 6, error: { code: -32603, message: 'x', data: { code: 'NOT_A_CODE' } } })).toEqual({ id: 6, outcome: 'INTERNAL' });
+    // A completion of a prompt the caller is not offered: invalid params, counted by the reason it carries.
+    expect(outcomeOfResponse({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'no prompt x.y is offered to this agent', data: { code: 'NOT_FOUND' } } })).toEqual({ id: 7, outcome: 'NOT_FOUND' });
     expect(outcomeOfResponse({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).toBeUndefined();
     expect(outcomeOfResponse({ jsonrpc: '2.0', id: null, error: { code: -32700 } })).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import { canonicalHash } from '@toolplane/contracts';
-import type { McpPromptEntry, McpResourceEntry } from './read-mapping.js';
+import type { McpPromptEntry, McpResourceEntry, McpResourceTemplateEntry } from './read-mapping.js';
 import type { McpToolEntry } from './tool-mapping.js';
 
 /**
@@ -16,10 +16,12 @@ export function toolSetDigest(tools: readonly McpToolEntry[]): string {
 /** The lists an MCP client may be told have changed. */
 export type McpListKind = 'tools' | 'resources' | 'prompts';
 
-/** What tools/list, resources/list and prompts/list answer a caller (one effective set, mapped). */
+/** What tools/list, resources/list (and resources/templates/list) and prompts/list answer a caller (one effective set, mapped). */
 export interface McpLists {
   readonly tools: readonly McpToolEntry[];
   readonly resources: readonly McpResourceEntry[];
+  /** MCP announces a change of the templates as one of the resources (`notifications/resources/list_changed`). */
+  readonly resourceTemplates?: readonly McpResourceTemplateEntry[];
   readonly prompts: readonly McpPromptEntry[];
 }
 
@@ -30,13 +32,32 @@ function byKey<T>(items: readonly T[], key: (item: T) => string): T[] {
   return [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
+/** The resources' digest; the templates' are in it only when there are any, so a list without templates hashes as before. */
+function resourcesDigest(lists: McpLists): string {
+  const resources = byKey(lists.resources, (resource) => resource.uri).map(({ uri, name, title, description, mimeType, _meta }) => ({
+    uri,
+    name,
+    title: title ?? null,
+    description,
+    mimeType: mimeType ?? null,
+    _meta,
+  }));
+  const templates = byKey(lists.resourceTemplates ?? [], (template) => template.uriTemplate).map(({ uriTemplate, name, title, description, mimeType, _meta }) => ({
+    uriTemplate,
+    name,
+    title: title ?? null,
+    description,
+    mimeType: mimeType ?? null,
+    _meta,
+  }));
+  return canonicalHash(templates.length === 0 ? resources : { resources, templates });
+}
+
 /** The digests of a caller's three lists. */
 export function listDigests(lists: McpLists): ListDigests {
   return {
     tools: toolSetDigest(lists.tools),
-    resources: canonicalHash(
-      byKey(lists.resources, (resource) => resource.uri).map(({ uri, name, title, description, mimeType, _meta }) => ({ uri, name, title: title ?? null, description, mimeType: mimeType ?? null, _meta })),
-    ),
+    resources: resourcesDigest(lists),
     prompts: canonicalHash(
       byKey(lists.prompts, (prompt) => prompt.name).map(({ name, title, description, arguments: args }) => ({
         name,

@@ -1,7 +1,20 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolplaneError, type McpDiscoveredTool, type McpServer, type McpServerSetting } from '@toolplane/contracts';
-import { connectMcp, createMcpPool, minimalPath, toDiscoveredPrompt, toDiscoveredResource, toDiscoveredTool, type McpSession, type McpTarget, type StdioSandboxOptions } from '@toolplane/mcp';
+import { ToolplaneError, hasErrorCode, type McpDiscoveredTool, type McpServer, type McpServerSetting } from '@toolplane/contracts';
+import {
+  connectMcp,
+  createMcpPool,
+  minimalPath,
+  toDiscoveredPrompt,
+  toDiscoveredResource,
+  toDiscoveredResourceTemplate,
+  toDiscoveredTool,
+  type McpListOptions,
+  type McpResourceTemplate,
+  type McpSession,
+  type McpTarget,
+  type StdioSandboxOptions,
+} from '@toolplane/mcp';
 import type { DiscoveredCapabilities } from '../core/snapshot.js';
 
 /** Supplies the secret of a connection a setting references (an env variable or header backed by a connection). */
@@ -64,12 +77,31 @@ export async function targetOf(server: McpServer, resolve: ConnectionResolver, s
   return { transport: 'http', url: server.endpointUrl, headers: await settings(server.headers, resolve, signal) };
 }
 
+/** JSON-RPC's "method not found". */
+const METHOD_NOT_FOUND = -32601;
+
+/**
+ * The server's resource templates. A server announcing resources may still not implement resources/templates/list
+ * (several SDKs answer "method not found" when no template is registered): it has none. Any other failure fails the
+ * discovery, as a failed listing of resources would.
+ */
+async function listResourceTemplates(session: McpSession, options: McpListOptions): Promise<McpResourceTemplate[]> {
+  try {
+    return await session.listResourceTemplates(options);
+  } catch (error) {
+    const details = error instanceof ToolplaneError ? error.details : undefined;
+    if (hasErrorCode(error) && error.code === 'NOT_FOUND' && details?.['jsonRpcCode'] === METHOD_NOT_FOUND) return [];
+    throw error;
+  }
+}
+
 /** Lists what a session offers (only what its capabilities announce) as the registry stores it. */
 export async function discoverWith(session: McpSession, timeoutMs: number, signal?: AbortSignal): Promise<DiscoveredCapabilities> {
   const options = { timeoutMs, ...(signal ? { signal } : {}) };
   const capabilities = session.capabilities;
   const tools = capabilities.tools === undefined ? [] : await session.listTools(options);
   const resources = capabilities.resources === undefined ? [] : await session.listResources(options);
+  const resourceTemplates = capabilities.resources === undefined ? [] : await listResourceTemplates(session, options);
   const prompts = capabilities.prompts === undefined ? [] : await session.listPrompts(options);
   // A tool whose definition cannot be stored or pinned is refused on its own; the server's other tools stay usable.
   const discovered: McpDiscoveredTool[] = [];
@@ -88,6 +120,7 @@ export async function discoverWith(session: McpSession, timeoutMs: number, signa
     tools: discovered,
     refusedTools,
     resources: resources.map(toDiscoveredResource),
+    resourceTemplates: resourceTemplates.map(toDiscoveredResourceTemplate),
     prompts: prompts.map(toDiscoveredPrompt),
   };
 }

@@ -69,7 +69,7 @@ export async function listTools(context: RegistryContext, scope: Scope, serverId
       .find({ tenant: scope.tenant, workspace: scope.workspace, state: { $ne: 'Retired' } }, { signal, sort: { registeredAt: 1 }, limit: maxServersListed })
       .toArray()
   ).map((document) => McpServer.parse(withoutId(document)));
-  if (servers.length === 0) return { tools: [], resources: [], prompts: [] };
+  if (servers.length === 0) return { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   const descriptors = (
     await context.readModels.descriptors.raw.find({ tenant: scope.tenant, workspace: scope.workspace, mcpServerId: { $in: servers.map((server) => server.serverId) } }, { signal }).toArray()
   ).map((document) => ToolDescriptor.parse(withoutId(document)));
@@ -78,7 +78,12 @@ export async function listTools(context: RegistryContext, scope: Scope, serverId
 
 function viewsOf(servers: readonly McpServer[], descriptors: readonly ToolDescriptor[]): ListToolsReply {
   const reads = servers.map((server) => readViews(server, descriptors));
-  return { tools: servers.flatMap((server) => toolViews(server, descriptors)), resources: reads.flatMap((read) => read.resources), prompts: reads.flatMap((read) => read.prompts) };
+  return {
+    tools: servers.flatMap((server) => toolViews(server, descriptors)),
+    resources: reads.flatMap((read) => read.resources),
+    resourceTemplates: reads.flatMap((read) => read.resourceTemplates),
+    prompts: reads.flatMap((read) => read.prompts),
+  };
 }
 
 /** One descriptor version, or the newest active one; NOT_FOUND otherwise. */

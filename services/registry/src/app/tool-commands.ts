@@ -16,7 +16,7 @@ import {
   type UnbindToolRequest,
 } from '@toolplane/contracts';
 import { bindingFingerprint, decideDescriptor, foldDescriptor, type BindingDeclaration, type DescriptorCommand } from '../core/descriptor-aggregate.js';
-import { promptBindingOf, promptItem, readDeclaration, resourceBindingOf, resourceItem } from '../core/read-bindings.js';
+import { promptBindingOf, promptItem, readDeclaration, resourceBindingOf, resourceItem, resourceTemplateItem } from '../core/read-bindings.js';
 import { assertNotFlowProvider, assertNotFlowToolId } from '../core/flow-tools.js';
 import { decideServer } from '../core/server-aggregate.js';
 import { defaultToolId, planBind } from '../core/tool-identity.js';
@@ -92,7 +92,11 @@ export function bindTool(context: RegistryContext, scope: Scope, request: BindTo
   }, actor, signal);
 }
 
-/** Binds a discovered resource: a descriptor read with resources/read, mapped to a knowledge source with a scope and a classification. */
+/**
+ * Binds a discovered resource, by its URI, or resource template, by its `uriTemplate`: a descriptor read with
+ * resources/read, mapped to a knowledge source with a scope and a classification. A template's descriptor takes its
+ * variables as arguments, and records the template in its resource binding.
+ */
 export function bindResource(context: RegistryContext, scope: Scope, request: BindResourceRequest, actor: string, signal?: AbortSignal): Promise<BindToolReply> {
   return bindItem(context, scope, {
     capability: 'resource',
@@ -100,12 +104,20 @@ export function bindResource(context: RegistryContext, scope: Scope, request: Bi
     requestedId: request.resourceId,
     expectedDefinitionHash: request.expectedDefinitionHash,
     declaration: readDeclaration(request),
-    find(server) {
-      const resource = server.capabilities?.resources.find((candidate) => candidate.uri === request.uri);
-      if (resource === undefined) throw notDiscovered('resource', request.uri, server);
-      return { item: resourceItem(resource), idName: resource.name, binds: resourceBindingOf(request, resource) };
-    },
+    find: (server) => (request.uriTemplate === undefined ? findResource(server, request, request.uri ?? '') : findResourceTemplate(server, request, request.uriTemplate)),
   }, actor, signal);
+}
+
+function findResource(server: McpServer, request: BindResourceRequest, uri: string): ReturnType<BindSpec['find']> {
+  const resource = server.capabilities?.resources.find((candidate) => candidate.uri === uri);
+  if (resource === undefined) throw notDiscovered('resource', uri, server);
+  return { item: resourceItem(resource), idName: resource.name, binds: resourceBindingOf(request, resource) };
+}
+
+function findResourceTemplate(server: McpServer, request: BindResourceRequest, uriTemplate: string): ReturnType<BindSpec['find']> {
+  const template = server.capabilities?.resourceTemplates?.find((candidate) => candidate.uriTemplate === uriTemplate);
+  if (template === undefined) throw notDiscovered('resource template', uriTemplate, server);
+  return { item: resourceTemplateItem(template), idName: template.name, binds: resourceBindingOf(request, template) };
 }
 
 /** Binds a discovered prompt: a descriptor fetched with prompts/get, mapped to a skill or a workflow step (never to policy). */
@@ -124,7 +136,7 @@ export function bindPrompt(context: RegistryContext, scope: Scope, request: Bind
   }, actor, signal);
 }
 
-function notDiscovered(what: McpCapability, name: string, server: McpServer): ToolplaneError {
+function notDiscovered(what: McpCapability | 'resource template', name: string, server: McpServer): ToolplaneError {
   return new ToolplaneError('NOT_FOUND', `the ${what} ${JSON.stringify(name)} was not discovered on server ${server.name}${server.capabilities === undefined ? ' (discover it first)' : ''}`);
 }
 

@@ -29,10 +29,21 @@ export function toolViews(server: McpServer, descriptors: readonly ToolDescripto
   });
 }
 
-/** The discovered resources and prompts of a server with where each one's binding stands, as `toolViews` for tools. */
-export function readViews(server: McpServer, descriptors: readonly ToolDescriptor[]): { resources: DiscoveredReadView[]; prompts: DiscoveredReadView[] } {
+/**
+ * The discovered resources, resource templates and prompts of a server with where each one's binding stands, as
+ * `toolViews` for tools (a template is a `resource` view named by its uriTemplate).
+ */
+export function readViews(
+  server: McpServer,
+  descriptors: readonly ToolDescriptor[],
+): { resources: DiscoveredReadView[]; resourceTemplates: DiscoveredReadView[]; prompts: DiscoveredReadView[] } {
   const mine = descriptors.filter((d) => d.mcpServerId === server.serverId);
-  const view = (capability: 'resource' | 'prompt', name: string, found: { title?: string | undefined; description?: string | undefined; definitionHash?: string | undefined }): DiscoveredReadView => {
+  const view = (
+    capability: 'resource' | 'prompt',
+    name: string,
+    found: { title?: string | undefined; description?: string | undefined; definitionHash?: string | undefined },
+    template = false,
+  ): DiscoveredReadView => {
     const base = {
       serverId: server.serverId,
       serverName: server.name,
@@ -43,7 +54,10 @@ export function readViews(server: McpServer, descriptors: readonly ToolDescripto
       ...(found.description === undefined ? {} : { description: found.description }),
       ...(found.definitionHash === undefined ? {} : { definitionHash: found.definitionHash }),
     };
-    const latest = mine.filter((d) => d.providerToolName === name && mcpCapabilityOf(d) === capability).sort(compareToolVersions).at(-1);
+    const latest = mine
+      .filter((d) => d.providerToolName === name && mcpCapabilityOf(d) === capability && (d.resource?.uriTemplate !== undefined) === template)
+      .sort(compareToolVersions)
+      .at(-1);
     if (latest === undefined || !(latest.active || latest.inactiveReason === 'DefinitionChanged')) return { ...base, binding: 'Unbound', invocable: false };
     const binding = {
       toolId: latest.toolId,
@@ -58,6 +72,9 @@ export function readViews(server: McpServer, descriptors: readonly ToolDescripto
   };
   return {
     resources: (server.capabilities?.resources ?? []).map((resource) => view('resource', resource.uri, { title: resource.title ?? resource.name, description: resource.description, definitionHash: resource.definitionHash })),
+    resourceTemplates: (server.capabilities?.resourceTemplates ?? []).map((template) =>
+      view('resource', template.uriTemplate, { title: template.title ?? template.name, description: template.description, definitionHash: template.definitionHash }, true),
+    ),
     prompts: (server.capabilities?.prompts ?? []).map((prompt) => view('prompt', prompt.name, prompt)),
   };
 }

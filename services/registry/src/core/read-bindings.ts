@@ -1,10 +1,12 @@
 import {
   ToolplaneError,
   canonicalJson,
+  parseUriTemplate,
   type BindPromptRequest,
   type BindResourceRequest,
   type McpDiscoveredPrompt,
   type McpDiscoveredResource,
+  type McpDiscoveredResourceTemplate,
   type McpDiscoveredTool,
 } from '@toolplane/contracts';
 import type { BindingDeclaration } from './descriptor-aggregate.js';
@@ -55,6 +57,29 @@ export function resourceItem(resource: McpDiscoveredResource): McpDiscoveredTool
   };
 }
 
+/**
+ * A discovered resource template as the item a binding describes: its `uriTemplate` as the name, and its variables as
+ * the arguments, each a required string (a read expands the template with them, so each must have a value). A
+ * template that is malformed or uses RFC 6570 level-4 modifiers cannot be bound.
+ */
+export function resourceTemplateItem(template: McpDiscoveredResourceTemplate): McpDiscoveredTool {
+  const quoted = JSON.stringify(template.uriTemplate.slice(0, 100));
+  if (template.uriTemplate.length > MAX_BOUND_URI) {
+    throw new ToolplaneError('INVALID_ARGUMENT', `the resource template ${quoted}… cannot be bound: it is longer than ${MAX_BOUND_URI} characters`);
+  }
+  const parsed = parseUriTemplate(template.uriTemplate);
+  if (!parsed.ok) throw new ToolplaneError('INVALID_ARGUMENT', `the resource template ${quoted} cannot be bound: ${parsed.problem}`);
+  const { variables } = parsed.template;
+  const properties = Object.fromEntries(variables.map((name) => [name, { type: 'string' }]));
+  return {
+    name: template.uriTemplate,
+    title: template.title ?? template.name,
+    description: template.description ?? '',
+    inputSchemaJson: canonicalJson({ type: 'object', properties, ...(variables.length === 0 ? {} : { required: variables }), additionalProperties: false }),
+    definitionHash: template.definitionHash,
+  };
+}
+
 /** A discovered prompt as the item a binding describes: its arguments as string properties (required as the server says). */
 export function promptItem(prompt: McpDiscoveredPrompt): McpDiscoveredTool {
   if (prompt.definitionHash === undefined) throw unpinnable(`prompt ${JSON.stringify(prompt.name)}`);
@@ -70,14 +95,15 @@ export function promptItem(prompt: McpDiscoveredPrompt): McpDiscoveredTool {
   };
 }
 
-/** The resource binding a request declares. */
-export function resourceBindingOf(request: BindResourceRequest, resource: McpDiscoveredResource) {
+/** The resource binding a request declares; a template's records its `uriTemplate`. */
+export function resourceBindingOf(request: BindResourceRequest, resource: Pick<McpDiscoveredResource, 'mimeType'> & { readonly uriTemplate?: string }) {
   return {
     resource: {
       knowledgeSource: request.knowledgeSource,
       scope: request.scope,
       classification: request.classification,
       ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+      ...(resource.uriTemplate === undefined ? {} : { uriTemplate: resource.uriTemplate }),
     },
   };
 }

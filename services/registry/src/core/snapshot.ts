@@ -1,4 +1,12 @@
-import { McpCapabilitiesSnapshot, ToolplaneError, canonicalHash, type McpDiscoveredPrompt, type McpDiscoveredResource, type McpDiscoveredTool } from '@toolplane/contracts';
+import {
+  McpCapabilitiesSnapshot,
+  ToolplaneError,
+  canonicalHash,
+  type McpDiscoveredPrompt,
+  type McpDiscoveredResource,
+  type McpDiscoveredResourceTemplate,
+  type McpDiscoveredTool,
+} from '@toolplane/contracts';
 
 /** What handshake and discovery returned: tools already as the contract stores them (schemas as JSON text). */
 export interface DiscoveredCapabilities {
@@ -8,14 +16,16 @@ export interface DiscoveredCapabilities {
   /** Listed tools whose definitions could not be stored or pinned, with the reason (see McpCapabilitiesSnapshot). */
   readonly refusedTools?: readonly { readonly name: string; readonly reason: string }[];
   readonly resources: readonly McpDiscoveredResource[];
+  /** The server's resource templates (none when it lists none, or has no resources/templates/list). */
+  readonly resourceTemplates?: readonly McpDiscoveredResourceTemplate[];
   readonly prompts: readonly McpDiscoveredPrompt[];
 }
 
 /**
  * Turns a discovery into the stored capabilities snapshot: tools ordered by name, refused tools (whose definitions
  * discovery could not store or pin) apart with their reasons, and a snapshot hash over what was found. A server
- * whose answer as a whole breaks the registry's limits (too many tools or resources, duplicate names) is refused
- * with INVALID_ARGUMENT: nothing of it is stored.
+ * whose answer as a whole breaks the registry's limits (too many tools or resources, duplicate names or URIs) is
+ * refused with INVALID_ARGUMENT: nothing of it is stored.
  */
 export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCapabilitiesSnapshot {
   const names = new Set<string>();
@@ -28,6 +38,7 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
     .map((tool) => ({ name: tool.name.slice(0, 256), reason: tool.reason.slice(0, 1024) }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const resources = uniqueBy(found.resources, (resource) => resource.uri, 'resource');
+  const resourceTemplates = uniqueBy(found.resourceTemplates ?? [], (template) => template.uriTemplate, 'resource template');
   const prompts = uniqueBy(found.prompts, (prompt) => prompt.name, 'prompt');
   const snapshotHash = canonicalHash({
     protocolVersion: found.protocolVersion,
@@ -35,6 +46,8 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
     tools: tools.map((tool) => [tool.name, tool.definitionHash]),
     ...(refusedTools.length === 0 ? {} : { refusedTools: refusedTools.map((tool) => tool.name) }),
     resources: resources.map((resource) => [resource.uri, resource.definitionHash ?? null]),
+    // Only when there are any: the hash of a server without templates stays what it was before they were discovered.
+    ...(resourceTemplates.length === 0 ? {} : { resourceTemplates: resourceTemplates.map((template) => [template.uriTemplate, template.definitionHash]) }),
     prompts: prompts.map((prompt) => [prompt.name, prompt.definitionHash ?? null]),
   });
   const parsed = McpCapabilitiesSnapshot.safeParse({
@@ -43,6 +56,7 @@ export function buildSnapshot(found: DiscoveredCapabilities, at: string): McpCap
     tools,
     ...(refusedTools.length === 0 ? {} : { refusedTools }),
     resources,
+    ...(resourceTemplates.length === 0 ? {} : { resourceTemplates }),
     prompts,
     snapshotHash,
     discoveredAt: at,

@@ -1,7 +1,9 @@
-import { hasErrorCode, isRetryable, mcpCapabilityOf, sleep, ToolplaneError, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
-import { toToolFailure, toolResultError, type McpPool, type McpRequestOptions, type McpTarget } from '@toolplane/mcp';
+import { hasErrorCode, isRetryable, mcpCapabilityOf, sleep, ToolplaneError, type InvocationCompletion, type ToolDescriptor, type ToolFailure } from '@toolplane/contracts';
+import { toToolFailure, toolResultError, type McpCompletionRef, type McpPool, type McpRequestOptions, type McpTarget } from '@toolplane/mcp';
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
+import { boundCompletion, completionOutput } from '../core/completion.js';
 import { retryDecision, type ExecutionResult } from '../core/execution-outcome.js';
+import { resourceUriOf } from '../core/resource-uri.js';
 
 // Execution of MCP tools: one pooled session per target (@toolplane/mcp), a circuit breaker per server (cockatiel),
 // and retries only where the core's retryDecision allows them. Each provider outcome is mapped to the core's
@@ -14,6 +16,8 @@ export interface McpExecution {
   readonly descriptor: ToolDescriptor;
   readonly effectiveClass: NonNullable<ToolDescriptor['sideEffectClass']>;
   readonly args: Record<string, unknown>;
+  /** Present for a completion: `completion/complete` of this argument instead of the descriptor's own request (`args` are the others). */
+  readonly completion?: InvocationCompletion | undefined;
   readonly deadline: Date;
   readonly signal: AbortSignal;
   readonly now: () => Date;
@@ -105,9 +109,11 @@ export class McpExecutor {
    */
   async #send(execution: McpExecution, options: McpRequestOptions): Promise<ExecutionResult> {
     const { descriptor, target } = execution;
+    if (execution.completion !== undefined) return this.#complete(execution, execution.completion, options);
     switch (mcpCapabilityOf(descriptor)) {
       case 'resource': {
-        const read = await this.#pool.readResource(target, descriptor.providerToolName, options);
+        // A bound template is read at the URI it expands to with the call's arguments.
+        const read = await this.#pool.readResource(target, resourceUriOf(descriptor, execution.args), options);
         return { result: 'returned', output: { content: read.contents.map((resource) => ({ type: 'resource', resource })), structuredContent: { contents: read.contents } } };
       }
       case 'prompt': {
@@ -122,6 +128,20 @@ export class McpExecutor {
           : { result: 'failed', failure: toToolFailure(toolError), effect: 'none' };
       }
     }
+  }
+
+  /**
+   * A completion: `completion/complete` of the prompt (or resource template) the descriptor binds, the arguments already
+   * chosen as its context. A server that offers no completions answers with no values (@toolplane/mcp); what one offers
+   * is bounded (core/completion.ts) before the pipeline sanitizes it.
+   */
+  async #complete(execution: McpExecution, completion: InvocationCompletion, options: McpRequestOptions): Promise<ExecutionResult> {
+    const ref = completionRefOf(execution.descriptor);
+    if (ref === undefined) {
+      return { result: 'failed', failure: { code: 'INVALID_ARGUMENT', message: `${execution.descriptor.toolId} has no arguments to complete`, retryable: false }, effect: 'none' };
+    }
+    const offered = await this.#pool.complete(execution.target, { ref, argument: completion.argument, context: promptArguments(execution.args) }, options);
+    return { result: 'returned', output: completionOutput(boundCompletion(offered)) };
   }
 
   /** Calls the tool, retrying as the core allows, within the call's deadline. */
@@ -157,6 +177,23 @@ export class McpExecutor {
         return outcome;
       }
     }
+  }
+}
+
+/**
+ * What the server knows a completed item by: a prompt by its name, a bound resource template by its URI template. A
+ * tool, or a resource of one fixed URI, has no arguments to complete.
+ */
+function completionRefOf(descriptor: ToolDescriptor): McpCompletionRef | undefined {
+  switch (mcpCapabilityOf(descriptor)) {
+    case 'prompt':
+      return { type: 'ref/prompt', name: descriptor.providerToolName };
+    case 'resource': {
+      const template = descriptor.resource?.uriTemplate;
+      return template === undefined ? undefined : { type: 'ref/resource', uri: template };
+    }
+    case 'tool':
+      return undefined;
   }
 }
 

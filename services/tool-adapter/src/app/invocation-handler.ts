@@ -19,6 +19,8 @@ import type { DeliveryContext } from '@toolplane/messaging';
 import { failpoint } from '@toolplane/service-kit';
 import type { CallPosition } from '../adapters/invocation-store.js';
 import { activeTraceContext, activeWith, startStageSpan, traceStageError, traceStageOutcome } from '../adapters/invocation-tracing.js';
+import type { ArgumentCheck } from '../core/argument-validation.js';
+import { checkCompletion } from '../core/completion.js';
 import { decideIdempotency, markInterruptedUncertain, startNextAttempt } from '../core/invocation-attempts.js';
 import { InvocationChangedError, leaseAlive } from '../core/invocation-decider.js';
 import type { ExecutionResult } from '../core/execution-outcome.js';
@@ -109,7 +111,7 @@ export async function handleInvocationRequest(runtime: InvocationRuntime, reques
     return;
   }
   const { key } = idempotencyKeyOf(request);
-  const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments };
+  const incoming = { scope, toolId: request.toolId, requestedToolVersion: request.toolVersion, arguments: request.arguments, completion: request.completion };
   const outbound = new Outbound(runtime);
   // A first delivery is taken for a new call (its creation is the append at version 0, which fails if the key is
   // taken); a redelivery reads first.
@@ -364,7 +366,7 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
     case 'TOOL_RESOLUTION':
       return { step: 'TOOL_RESOLUTION', descriptor: invocation.toolVersion === undefined ? undefined : descriptor };
     case 'SCHEMA_VALIDATION':
-      return { step: 'SCHEMA_VALIDATION', check: runtime.validators.validate(mustHave(descriptor), argumentsOf(memo, invocation)) };
+      return { step: 'SCHEMA_VALIDATION', check: validateArguments(runtime, mustHave(descriptor), invocation, argumentsOf(memo, invocation)) };
     case 'AGENT_PERMISSION':
     case 'TENANT_POLICY':
     case 'SIDE_EFFECT_CLASSIFICATION': {
@@ -417,6 +419,11 @@ function performStage(runtime: InvocationRuntime, state: PipelineState, run: Run
     case 'DONE':
       throw new ToolplaneError('INTERNAL', `no stage to perform at ${state.step}`);
   }
+}
+
+/** The arguments against the input schema; a completion's partial set against the arguments it may name (completion.ts). */
+function validateArguments(runtime: InvocationRuntime, descriptor: ToolDescriptor, invocation: ToolInvocation, args: JsonObject): ArgumentCheck {
+  return invocation.completion === undefined ? runtime.validators.validate(descriptor, args) : checkCompletion(descriptor, invocation.completion, args);
 }
 
 function mustHave(descriptor: ToolDescriptor | undefined): ToolDescriptor {
@@ -479,6 +486,7 @@ async function execute(runtime: InvocationRuntime, state: PipelineState, run: Ru
     descriptor,
     effectiveClass: invocation.effectiveClass ?? descriptor.sideEffectClass,
     args,
+    ...(invocation.completion === undefined ? {} : { completion: invocation.completion }),
     deadline: new Date(invocation.deadline),
     signal: run.signal,
     now: runtime.clock,

@@ -41,7 +41,8 @@ export async function serveInvocationLookup(runtime: InvocationRuntime, signal?:
         throw new ToolplaneError('NOT_FOUND', 'no invocation of this agent holds that idempotency key');
       }
       if (request.request !== undefined) {
-        const incoming = { scope, toolId: request.request.toolId, requestedToolVersion: request.request.toolVersion, arguments: request.request.arguments };
+        const { toolId, toolVersion, arguments: args, completion } = request.request;
+        const incoming = { scope, toolId, requestedToolVersion: toolVersion, arguments: args, completion };
         // Whether its handler is alive changes what invoking would do next, never whether the request conflicts.
         const decision = decideIdempotency(invocation, incoming, true);
         if (decision.kind === 'conflict') throw new ToolplaneError(decision.failure.code, decision.failure.message, { retryable: decision.failure.retryable });

@@ -6,6 +6,7 @@ import {
   type AgentProfile,
   type EffectivePrompt,
   type EffectiveResource,
+  type EffectiveResourceTemplate,
   type EffectiveTool,
   type EffectiveToolSet,
   type HiddenTool,
@@ -166,12 +167,15 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveToolSet {
   const newest = newestUsable(inScope);
   const tools: EffectiveTool[] = [];
   const resources: EffectiveResource[] = [];
+  const resourceTemplates: EffectiveResourceTemplate[] = [];
   const prompts: EffectivePrompt[] = [];
   const hidden: HiddenTool[] = [];
   const names = new Set<string>();
   for (const descriptor of inScope) {
     const verdict = hiddenBecause(descriptor, input, newest.get(descriptor.toolId));
-    if (verdict.tool !== undefined && descriptor.resource !== undefined) {
+    if (verdict.tool !== undefined && descriptor.resource?.uriTemplate !== undefined) {
+      resourceTemplates.push(effectiveResourceTemplate(descriptor, descriptor.resource, descriptor.resource.uriTemplate));
+    } else if (verdict.tool !== undefined && descriptor.resource !== undefined) {
       resources.push(effectiveResource(descriptor, descriptor.resource));
     } else if (verdict.tool !== undefined && descriptor.prompt !== undefined) {
       prompts.push(effectivePrompt(descriptor, descriptor.prompt, verdict.tool.inputSchema));
@@ -187,6 +191,7 @@ export function effectiveTools(input: EffectiveToolsInput): EffectiveToolSet {
     ...(input.caller.agentId === undefined ? {} : { agentId: input.caller.agentId }),
     tools,
     resources,
+    resourceTemplates,
     prompts,
     ...(input.explain === true ? { hidden } : {}),
   };
@@ -205,6 +210,12 @@ function effectiveResource(descriptor: ToolDescriptor, binding: ResourceBinding)
     scope: binding.scope,
     classification: binding.classification,
   };
+}
+
+/** A bound resource template: its URIs are read as a resource is, the template's variables being the arguments. */
+function effectiveResourceTemplate(descriptor: ToolDescriptor, binding: ResourceBinding, uriTemplate: string): EffectiveResourceTemplate {
+  const { uri: _uri, ...rest } = effectiveResource(descriptor, binding);
+  return { ...rest, uriTemplate };
 }
 
 /** A bound prompt with its arguments, read back from the input schema its binding made (string properties). */

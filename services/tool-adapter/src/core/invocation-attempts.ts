@@ -2,6 +2,7 @@ import {
   canonicalJson,
   isTerminalInvocationState,
   sha256Hex,
+  type InvocationCompletion,
   type InvocationResult,
   type IsoDateTime,
   type JsonObject,
@@ -44,6 +45,8 @@ export interface IncomingRequest {
   /** The version the request names, if any. */
   readonly requestedToolVersion: string | undefined;
   readonly arguments: JsonObject;
+  /** The completion it asks for, if it is one. */
+  readonly completion?: InvocationCompletion | undefined;
 }
 
 /** Whether an interrupted execution may be repeated: nothing to repeat for a READ, the provider dedupes otherwise. */
@@ -117,6 +120,7 @@ export function startNextAttempt(
     ...(interrupted.workItemId === undefined ? {} : { workItemId: interrupted.workItemId }),
     ...(interrupted.replyInbox === undefined ? {} : { replyInbox: interrupted.replyInbox }),
     argumentsJson: interrupted.argumentsJson,
+    ...(interrupted.completion === undefined ? {} : { completion: interrupted.completion }),
     ...(interrupted.approvalId === undefined ? {} : { approvalId: interrupted.approvalId }),
     secretLeaseIds: [],
     state: 'Received',
@@ -135,6 +139,7 @@ export function startNextAttempt(
       idempotencyKeyDerived: next.idempotencyKeyDerived,
       ...(next.requestedToolVersion === undefined ? {} : { requestedToolVersion: next.requestedToolVersion }),
       deadline: next.deadline,
+      ...(next.completion === undefined ? {} : { operation: 'completion' as const }),
     },
     now,
   );

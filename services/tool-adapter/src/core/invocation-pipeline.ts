@@ -24,6 +24,7 @@ import {
   type Uuid,
 } from '@toolplane/contracts';
 import type { ArgumentCheck, OutputValidator } from './argument-validation.js';
+import { gatedCompletionFailure } from './completion.js';
 import { cancelledByRelease, inactiveMessage, receivedBeforeRelease, releaseRetirement } from './descriptor-inactivity.js';
 import { derivedToolCallId } from './deterministic-ids.js';
 import { executionEnding, type ExecutionResult } from './execution-outcome.js';
@@ -412,6 +413,8 @@ export function advancePipeline(state: PipelineState, outcome: StageOutcome, ctx
       if (decision === undefined) return reject(state, 'no policy decision');
       const cancelled = cancelIfReleaseEnded(state, outcome.current);
       if (cancelled !== undefined) return cancelled;
+      // A completion is always a READ that no human is asked about: where the policy would ask one, it is refused.
+      if (invocation.completion !== undefined && decision.effect === 'approval_required') return deny(state, 'APPROVAL', gatedCompletionFailure(invocation.toolId));
       if (outcome.result === 'not_required') {
         if (decision.effect !== 'allow') return reject(state, 'the policy decision requires an approval; it cannot be skipped');
         return proceed(state, { ...state, step: 'CREDENTIAL_BROKER', decision: undefined }, ctx);
@@ -577,14 +580,20 @@ export function idempotencyKeyOf(request: InvocationRequest): { readonly key: st
   if (request.idempotencyKey !== undefined) return { key: request.idempotencyKey, derived: false };
   if (request.durableExecutionId === undefined || request.agentRevision === undefined) throw new RangeError('a request without an idempotency key names its durable execution and agent revision');
   return {
-    key: deriveIdempotencyKey({ durableExecutionId: request.durableExecutionId, agentRevision: request.agentRevision, toolId: request.toolId, arguments: request.arguments }),
+    key: deriveIdempotencyKey({
+      durableExecutionId: request.durableExecutionId,
+      agentRevision: request.agentRevision,
+      toolId: request.toolId,
+      arguments: request.arguments,
+      completion: request.completion,
+    }),
     derived: true,
   };
 }
 
 /** The request hash of a request for a given exact version (UNRESOLVED_TOOL_VERSION when the tool is unknown). */
-export function requestHashOf(scope: Scope, request: Pick<InvocationRequest, 'toolId' | 'arguments'>, toolVersion: string | undefined): string {
-  return requestHash({ ...scope, toolId: request.toolId, toolVersion: toolVersion ?? UNRESOLVED_TOOL_VERSION, arguments: request.arguments });
+export function requestHashOf(scope: Scope, request: Pick<InvocationRequest, 'toolId' | 'arguments' | 'completion'>, toolVersion: string | undefined): string {
+  return requestHash({ ...scope, toolId: request.toolId, toolVersion: toolVersion ?? UNRESOLVED_TOOL_VERSION, arguments: request.arguments, completion: request.completion });
 }
 
 /** The deadline of a request: the earliest of its own deadline, its timeout (or the default) and the longest allowed. */
@@ -605,7 +614,13 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
   const version = arrival.resolvedToolVersion ?? request.toolVersion;
   const agentRevision = caller.agentRevision ?? (caller.agentId === undefined ? undefined : request.agentRevision);
   // One canonicalization of the arguments gives both their stored text and the request hash over them.
-  const { requestHash, argumentsJson } = requestHashAndArgumentsJson({ ...scope, toolId: request.toolId, toolVersion: version ?? UNRESOLVED_TOOL_VERSION, arguments: request.arguments });
+  const { requestHash, argumentsJson } = requestHashAndArgumentsJson({
+    ...scope,
+    toolId: request.toolId,
+    toolVersion: version ?? UNRESOLVED_TOOL_VERSION,
+    arguments: request.arguments,
+    completion: request.completion,
+  });
   const received: ToolInvocation = {
     invocationId: arrival.invocationId,
     tenant: scope.tenant,
@@ -627,6 +642,7 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
     ...(request.workItemId === undefined ? {} : { workItemId: request.workItemId }),
     ...(request.replyInbox === undefined ? {} : { replyInbox: request.replyInbox }),
     argumentsJson,
+    ...(request.completion === undefined ? {} : { completion: request.completion }),
     secretLeaseIds: [],
     state: 'Received',
     eventSequence: 0,
@@ -644,6 +660,7 @@ export function receiveInvocation(arrival: InvocationArrival, ctx: Pick<Pipeline
       idempotencyKeyDerived: derived,
       ...(request.toolVersion === undefined ? {} : { requestedToolVersion: request.toolVersion }),
       ...(request.deadline === undefined && request.timeoutMs === undefined ? {} : { deadline: received.deadline }),
+      ...(request.completion === undefined ? {} : { operation: 'completion' as const }),
     },
     ctx.now,
   );

@@ -35,6 +35,7 @@ export function unsignedReceiptOf(invocation: ToolInvocation): UnsignedInvocatio
     ...(invocation.agentRevision === undefined ? {} : { agentRevision: invocation.agentRevision }),
     toolId: invocation.toolId,
     toolVersion: invocation.toolVersion ?? invocation.requestedToolVersion ?? UNRESOLVED_TOOL_VERSION,
+    ...(invocation.completion === undefined ? {} : { operation: 'completion' as const }),
     requestHash: invocation.requestHash,
     ...(state === 'Observed' && invocation.resultHash !== undefined ? { resultHash: invocation.resultHash } : {}),
     ...(invocation.effectiveClass === undefined ? {} : { sideEffectClass: invocation.effectiveClass }),
