@@ -9,7 +9,8 @@
 //   npm run conformance -- --target direct       the fixture itself over Streamable HTTP (no Toolplane): a failure
 //                                                here is the fixture's, so a failure behind Toolplane is Toolplane's
 //   npm run conformance -- --scenario NAME       one scenario only (of each revision, or of --revision REV)
-//   npm run conformance -- --revision 2026-07-28 one protocol revision's required scenarios only
+//   npm run conformance -- --revision 2026-07-28 one protocol revision's required scenarios only (2025-11-25,
+//                                                2026-07-28, or 0.1.16: that suite release's active scenarios)
 //
 // The suite and the Inspector need Node >= 22: they are installed with their own Node in tools/ (see its
 // package.json), on first use. The platform (nats-server, FerretDB, the services, the endpoint) is started by
@@ -29,6 +30,12 @@ const here = import.meta.dirname;
 const root = path.resolve(here, '../..');
 const toolsDir = path.join(here, 'tools');
 const toolBin = (name) => path.join(toolsDir, 'node_modules/.bin', name);
+/**
+ * The two suite releases, each run by its own entry point (both name their command `conformance`, so neither is run
+ * through node_modules/.bin): 0.2.0-alpha.12 with each revision's frozen requirements, and 0.1.16, the 2025-era suite
+ * the project was first measured with, for its active set.
+ */
+const suiteEntry = { current: path.join(toolsDir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'), legacy: path.join(toolsDir, 'node_modules/conformance-0.1.16/dist/index.js') };
 /** The fixture server's tools, as the scenarios call them (fixture-server.mjs). */
 const fixtureTools = [
   'test_simple_text',
@@ -52,11 +59,18 @@ const fixtureResources = ['test://static-text', 'test://static-binary', 'test://
 const fixtureResourceTemplates = ['test://template/{id}/data'];
 const fixturePrompts = ['test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image'];
 /**
- * The protocol revisions a run checks, each with exactly the server scenarios that revision requires
- * (`conformance server --requirements REV`). The fixture speaks the 2025 era only (as most servers today), so the
- * direct baseline is that revision; through Toolplane the endpoint serves both at one URL.
+ * The scenario sets a run checks: each protocol revision with exactly the server scenarios it requires
+ * (`conformance server --requirements REV`, suite 0.2.0-alpha.12), and suite 0.1.16's active set (`--suite active`,
+ * the 2025 era). The fixture speaks the 2025 era only (as most servers today), so the direct baseline has no
+ * 2026-07-28 set; through Toolplane the endpoint serves both eras at one URL.
  */
-const revisionsOf = { direct: ['2025-11-25'], toolplane: ['2025-11-25', '2026-07-28'] };
+const revisionsOf = { direct: ['2025-11-25', '0.1.16'], toolplane: ['2025-11-25', '2026-07-28', '0.1.16'] };
+
+/** How a set is run: which suite release, and its selection of scenarios (all of the set's, or one). */
+function suiteRun(revision, scenario) {
+  if (revision === '0.1.16') return { entry: suiteEntry.legacy, selection: scenario === undefined ? ['--suite', 'active'] : ['--scenario', scenario] };
+  return { entry: suiteEntry.current, selection: scenario === undefined ? ['--requirements', revision] : ['--scenario', scenario, '--spec-version', revision] };
+}
 /** How long the platform may take to come up (a cold build included) and one conformance run may last. */
 const platformStartMs = 10 * 60_000;
 const suiteMs = 10 * 60_000;
@@ -77,7 +91,7 @@ function options(argv) {
 
 /** Installs the suite and the Inspector (tools/package-lock.json) unless they are there. */
 function ensureTools() {
-  if (existsSync(toolBin('conformance')) && existsSync(toolBin('inspector')) && existsSync(toolBin('node'))) return;
+  if (Object.values(suiteEntry).every((entry) => existsSync(entry)) && existsSync(toolBin('inspector')) && existsSync(toolBin('node'))) return;
   say('installing the conformance suite and the Inspector (tools/)');
   // npm itself runs on the repository's Node, below the tools' engines: its warnings about that are noise here.
   const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd: toolsDir, stdio: 'inherit' });
@@ -239,10 +253,10 @@ async function startToolplane(localDir, proxyOrigin) {
 }
 
 /** The conformance suite against `url`; returns its exit code. Its full output goes to `logFile`. */
-function runSuite({ url, baseline, resultsDir, logFile, selection }) {
-  const args = ['server', '--url', url, '--expected-failures', baseline, '-o', resultsDir, ...selection];
+function runSuite({ entry, url, baseline, resultsDir, logFile, selection }) {
+  const args = [entry, 'server', '--url', url, '--expected-failures', baseline, '-o', resultsDir, ...selection];
   return new Promise((resolve, reject) => {
-    const child = spawn(toolBin('conformance'), args, { env: { ...process.env, PATH: `${path.dirname(toolBin('node'))}:${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(toolBin('node'), args, { env: { ...process.env, PATH: `${path.dirname(toolBin('node'))}:${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     child.stdout.on('data', (chunk) => (log += chunk.toString()));
     child.stderr.on('data', (chunk) => (log += chunk.toString()));
@@ -304,11 +318,11 @@ async function main() {
       const baseline = path.join(workDir, `expected-failures-${revision}.yml`);
       // The suite's own baseline format (its exit code then means the same as ours); the reasons stay in the JSON.
       writeFileSync(baseline, `server: ${JSON.stringify(Object.keys(expected))}\n`);
-      const selection = scenario === undefined ? ['--requirements', revision] : ['--scenario', scenario, '--spec-version', revision];
-      code = Math.max(code, await runSuite({ url: suiteUrl, baseline, resultsDir, logFile: path.join(workDir, 'suite.log'), selection }));
+      const { entry, selection } = suiteRun(revision, scenario);
+      code = Math.max(code, await runSuite({ entry, url: suiteUrl, baseline, resultsDir, logFile: path.join(workDir, 'suite.log'), selection }));
       const outcomes = readOutcomes(resultsDir);
       const verdict = compareOutcomes(outcomes, expected, scenario);
-      say(`protocol revision ${revision}:`);
+      say(revision === '0.1.16' ? 'suite 0.1.16, its active scenarios (2025 era):' : `protocol revision ${revision}:`);
       for (const [name, { failed }] of [...outcomes].sort(([a], [b]) => a.localeCompare(b))) {
         const mark = failed ? (Object.hasOwn(expected, name) ? 'expected failure' : 'FAILED') : Object.hasOwn(expected, name) ? 'PASSED (listed as expected failure)' : 'passed';
         say(`  ${name.padEnd(48)} ${mark}${failed && Object.hasOwn(expected, name) ? `: ${expected[name]}` : ''}`);

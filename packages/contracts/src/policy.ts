@@ -374,18 +374,9 @@ export type EffectiveResource = z.infer<typeof EffectiveResource>;
  * One bound resource template a model may read: the URIs it expands to, each read with resources/read through the
  * pipeline, the template's variables being the read's arguments (each a required string).
  */
-export const EffectiveResourceTemplate = z.strictObject({
-  resourceId: ToolId,
-  toolVersion: ToolVersion,
+export const EffectiveResourceTemplate = EffectiveResource.omit({ uri: true }).extend({
   /** The RFC 6570 template at its server. */
   uriTemplate: z.string().min(1).max(256),
-  name: z.string().max(256),
-  title: z.string().max(256).optional(),
-  description: z.string().max(16_384),
-  mimeType: z.string().max(256).optional(),
-  knowledgeSource: ExternalId,
-  scope: KnowledgeScope,
-  classification: DataClassification,
 });
 export type EffectiveResourceTemplate = z.infer<typeof EffectiveResourceTemplate>;
 
