@@ -3,8 +3,7 @@
 // resource links, structured content with an output schema), read through a bound resource template of it, and call a
 // fixture whose result is over Toolplane's bound.
 // The pipeline services and the endpoint run as processes over a private NATS and FerretDB. (A leased credential
-// inside an embedded text resource is stripped: services/tool-adapter/test/credential-leasing.int.test.ts, since the
-// registry cannot yet discover a server that needs a credential to start.)
+// inside an embedded text resource is stripped, through the endpoint at both revisions: mcp-endpoint-secrets.e2e.)
 /* eslint-disable no-restricted-imports -- clients of the endpoint as any client is: the SDK v2's own Client at 2026-07-28 and the 1.x SDK's at 2025-11-25 */
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport, UriTemplate as ModernUriTemplate } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
